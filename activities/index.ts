@@ -1,0 +1,22 @@
+import type { DeploymentStore } from '../shared/db/deployments-store';
+import { createDeploymentActivities } from './deployments';
+import { createEngineLocal, type EngineLocalDeps } from './providers/engine-local';
+
+export interface ActivityDeps {
+  store: DeploymentStore;
+  engine: EngineLocalDeps;
+}
+
+/** Every activity the worker registers, built from its dependencies. */
+export function createActivities(deps: ActivityDeps) {
+  const engine = createEngineLocal(deps.engine);
+  return {
+    ...createDeploymentActivities(deps),
+    ensureImage: engine.ensureImage.bind(engine),
+    startContainer: engine.startContainer.bind(engine),
+    waitReady: engine.waitReady.bind(engine),
+    removeDeployment: engine.removeDeployment.bind(engine),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

@@ -1,0 +1,235 @@
+import net from 'node:net';
+import { PassThrough, Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+
+import { heartbeat } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type Docker from 'dockerode';
+
+import { LABELS } from '../../shared/constants';
+
+export interface ContainerSpec {
+  deploymentId: string;
+  orgId: string;
+  revision: number;
+  image: string;
+  port: number;
+  envVars: Record<string, string>;
+  limits: { memoryMb: number; cpus: number; pids: number };
+}
+
+export interface StartedContainer {
+  id: string;
+  name: string;
+  hostPort: number;
+  url: string;
+}
+
+export interface EngineLocalDeps {
+  docker: Docker;
+  /** Host name put in the deployment's url. */
+  publicHost: string;
+  /** Host address the container port is published on. */
+  bindIp: string;
+}
+
+const networkName = (orgId: string) => `slipway-org-${orgId}`;
+const containerName = (s: Pick<ContainerSpec, 'deploymentId' | 'revision'>) =>
+  `slipway-${s.deploymentId}-r${s.revision}`;
+
+function statusCode(err: unknown): number | undefined {
+  return (err as { statusCode?: number }).statusCode;
+}
+
+/** Docker multiplexes stdout and stderr in one stream (our containers have no TTY); demux, then merge by time. */
+export async function readLogs(docker: Docker, containerId: string, tail: number) {
+  const raw = (await docker
+    .getContainer(containerId)
+    .logs({ stdout: true, stderr: true, tail, timestamps: true, follow: false })) as Buffer;
+  const text = { stdout: '', stderr: '' };
+  const sink = (stream: keyof typeof text) => {
+    const pass = new PassThrough();
+    pass.on('data', (chunk: Buffer) => (text[stream] += chunk.toString('utf8')));
+    return pass;
+  };
+  const source = Readable.from([raw]);
+  docker.modem.demuxStream(source, sink('stdout'), sink('stderr'));
+  await finished(source);
+  await new Promise((r) => setImmediate(r)); // let the demuxed chunks drain into the sinks
+  const lines: { stream: 'stdout' | 'stderr'; timestamp: string; message: string }[] = [];
+  for (const stream of ['stdout', 'stderr'] as const) {
+    for (const line of text[stream].split('\n')) {
+      if (!line) continue;
+      const space = line.indexOf(' ');
+      lines.push({ stream, timestamp: line.slice(0, space), message: line.slice(space + 1) });
+    }
+  }
+  return lines.sort((a, b) => a.timestamp.localeCompare(b.timestamp));
+}
+
+function tcpAnswers(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port, timeout: 1000 });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** engine_local: deployments as containers on a Docker Engine, one bridge network per organisation. */
+export function createEngineLocal({ docker, publicHost, bindIp }: EngineLocalDeps) {
+  return {
+    /** Uses the local image when present, pulls it otherwise; an image that cannot be had fails the deploy. */
+    async ensureImage(image: string): Promise<{ pulled: boolean }> {
+      try {
+        await docker.getImage(image).inspect();
+        return { pulled: false };
+      } catch (err) {
+        if (statusCode(err) !== 404) throw err;
+      }
+      try {
+        const stream = await docker.pull(image);
+        await new Promise<void>((resolve, reject) =>
+          docker.modem.followProgress(
+            stream,
+            (e) => (e ? reject(e) : resolve()),
+            () => heartbeat(),
+          ),
+        );
+        return { pulled: true };
+      } catch (err) {
+        throw ApplicationFailure.create({
+          nonRetryable: true,
+          type: 'ImagePullFailed',
+          message: `image ${image} is not present on the engine and could not be pulled: ${(err as Error).message}`,
+        });
+      }
+    },
+
+    /**
+     * The org's bridge network, by ID. Docker allows two networks of one name, and two deploys of an org can race
+     * to create it; every caller converges on the oldest one and removes the extras.
+     */
+    async ensureNetwork(orgId: string): Promise<string> {
+      const name = networkName(orgId);
+      const canonical = async () => {
+        const found = (await docker.listNetworks({ filters: { name: [name] } })).filter((n) => n.Name === name);
+        found.sort((x, y) => x.Created.localeCompare(y.Created) || x.Id.localeCompare(y.Id));
+        for (const extra of found.slice(1))
+          await docker
+            .getNetwork(extra.Id)
+            .remove()
+            .catch(() => undefined);
+        return found[0]?.Id;
+      };
+      const existing = await canonical();
+      if (existing) return existing;
+      await docker.createNetwork({
+        Name: name,
+        Driver: 'bridge',
+        CheckDuplicate: true,
+        Labels: { [LABELS.managed]: 'true', [LABELS.orgId]: orgId },
+      });
+      const id = await canonical();
+      if (!id) throw new Error(`network ${name} vanished right after it was created`);
+      return id;
+    },
+
+    /** Idempotent on the container name, so a retried activity reuses the container it already made. */
+    async startContainer(spec: ContainerSpec): Promise<StartedContainer> {
+      const name = containerName(spec);
+      const network = await this.ensureNetwork(spec.orgId);
+      const portKey = `${spec.port}/tcp`;
+      let container = docker.getContainer(name);
+      try {
+        await container.inspect();
+      } catch (err) {
+        if (statusCode(err) !== 404) throw err;
+        container = await docker.createContainer({
+          name,
+          Image: spec.image,
+          Env: Object.entries(spec.envVars).map(([k, v]) => `${k}=${v}`),
+          ExposedPorts: { [portKey]: {} },
+          Labels: {
+            [LABELS.managed]: 'true',
+            [LABELS.deploymentId]: spec.deploymentId,
+            [LABELS.orgId]: spec.orgId,
+            [LABELS.revision]: String(spec.revision),
+          },
+          HostConfig: {
+            NetworkMode: network,
+            PortBindings: { [portKey]: [{ HostIp: bindIp, HostPort: '' }] },
+            Memory: spec.limits.memoryMb * 1024 * 1024,
+            NanoCpus: Math.round(spec.limits.cpus * 1e9),
+            PidsLimit: spec.limits.pids,
+            RestartPolicy: { Name: 'unless-stopped' },
+          },
+        });
+      }
+      const info = await container.inspect();
+      if (!info.State.Running) await container.start();
+      const running = await container.inspect();
+      const hostPort = Number(running.NetworkSettings.Ports[portKey]?.[0]?.HostPort);
+      if (!hostPort) throw new Error(`engine published no host port for ${portKey}`);
+      return { id: running.Id, name, hostPort, url: `http://${publicHost}:${hostPort}` };
+    },
+
+    /**
+     * Ready when the app accepts TCP on its port inside the org network. The published host port is no signal:
+     * docker-proxy accepts connections there even while nothing listens in the container.
+     */
+    async waitReady(input: { containerId: string; port: number; timeoutS: number }): Promise<void> {
+      const container = docker.getContainer(input.containerId);
+      const deadline = Date.now() + input.timeoutS * 1000;
+      for (;;) {
+        heartbeat();
+        const info = await container.inspect();
+        if (!info.State.Running) {
+          const tail = (await readLogs(docker, input.containerId, 20)).map((l) => l.message).join('\n');
+          throw ApplicationFailure.create({
+            nonRetryable: true,
+            type: 'ContainerExited',
+            message: `container exited with code ${info.State.ExitCode} before answering on port ${input.port}; last log lines:\n${tail}`,
+          });
+        }
+        const ips = Object.values(info.NetworkSettings.Networks)
+          .map((n) => n.IPAddress)
+          .filter(Boolean);
+        for (const ip of ips) if (await tcpAnswers(ip, input.port)) return;
+        if (Date.now() > deadline) {
+          const tail = (await readLogs(docker, input.containerId, 20)).map((l) => l.message).join('\n');
+          throw ApplicationFailure.create({
+            nonRetryable: true,
+            type: 'ReadyTimeout',
+            message: `nothing answered on port ${input.port} within ${input.timeoutS} s; last log lines:\n${tail}`,
+          });
+        }
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    },
+
+    /** Removes every container of the deployment (all revisions); absent ones are fine. */
+    async removeDeployment(deploymentId: string): Promise<number> {
+      const containers = await docker.listContainers({
+        all: true,
+        filters: { label: [`${LABELS.deploymentId}=${deploymentId}`] },
+      });
+      for (const c of containers) {
+        try {
+          await docker.getContainer(c.Id).remove({ force: true, v: true });
+        } catch (err) {
+          if (statusCode(err) !== 404) throw err;
+        }
+      }
+      return containers.length;
+    },
+  };
+}
+
+export type EngineLocal = ReturnType<typeof createEngineLocal>;

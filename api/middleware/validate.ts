@@ -1,0 +1,50 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { z } from 'zod';
+
+import { AppError } from '../../shared/errors';
+
+interface Schemas {
+  body?: z.ZodType;
+  query?: z.ZodType;
+  params?: z.ZodType;
+}
+
+type Parsed<S extends Schemas> = {
+  [K in keyof S]: S[K] extends z.ZodType ? z.infer<S[K]> : never;
+};
+
+/** zod issues as the `details` of INVALID_REQUEST: where, and what was wrong there. */
+export function issuesOf(error: z.ZodError, where: string) {
+  return error.issues.map((i) => ({ in: where, path: i.path.join('.'), message: i.message, code: i.code }));
+}
+
+/**
+ * Validates the request with the route's zod schemas, then calls the handler with the parsed values,
+ * so handlers never touch req.body / req.query / req.params themselves.
+ */
+export function handle<S extends Schemas>(
+  schemas: S,
+  fn: (input: Parsed<S>, req: Request, res: Response) => Promise<void> | void,
+): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const input: Record<string, unknown> = {};
+      for (const where of ['params', 'query', 'body'] as const) {
+        const schema = schemas[where];
+        if (!schema) continue;
+        const raw: unknown = where === 'body' ? (req.body ?? {}) : req[where];
+        const result = schema.safeParse(raw);
+        if (!result.success) {
+          const issues = issuesOf(result.error, where);
+          const first = issues[0]!;
+          const field = first.path ? `${where}.${first.path}` : where;
+          throw new AppError('INVALID_REQUEST', `Invalid ${field}: ${first.message}`, { issues });
+        }
+        input[where] = result.data;
+      }
+      await fn(input as Parsed<S>, req, res);
+    } catch (err) {
+      next(err);
+    }
+  };
+}

@@ -1,0 +1,13 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
+  globalSetup: '<rootDir>/test/helpers/global-setup.ts',
+  globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
+  // Integration tests share one Docker engine and one Temporal server; two workers keep the 2-core CI honest.
+  maxWorkers: 2,
+  testTimeout: 120_000,
+  verbose: true,
+};

@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+// Entry point of `npm start` and `npm test` on a fresh clone: it may run before node_modules exists,
+// so it uses Node built-ins only, installs the locked dependencies when they are missing or stale,
+// then hands over to the TypeScript scripts.
+'use strict';
+const { spawnSync } = require('node:child_process');
+const { createHash } = require('node:crypto');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+// Node 20 is this project's floor; the AWS SDK's notice about its own future floor is noise on every start.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 20 || (major === 20 && minor < 19)) {
+  console.error(`slipway: Node.js >= 20.19 is required (found ${process.versions.node}).`);
+  process.exit(1);
+}
+
+function run(cmd, args, opts = {}) {
+  const result = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...opts });
+  if (result.error) throw result.error;
+  return result.status ?? 1;
+}
+
+function ensureNodeModules() {
+  const lock = path.join(root, 'package-lock.json');
+  const stamp = path.join(root, 'node_modules', '.slipway-lock-sha256');
+  const want = createHash('sha256').update(fs.readFileSync(lock)).digest('hex');
+  const have = fs.existsSync(stamp) ? fs.readFileSync(stamp, 'utf8').trim() : '';
+  if (want === have) return;
+  // `npm install` rather than `npm ci`: the lock records only this platform's optional binaries, which `npm ci`
+  // refuses, while `npm install` installs exactly the locked versions and leaves the lock as it is.
+  console.log('slipway: installing Node dependencies (npm install)…');
+  const status = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error']);
+  if (status !== 0) {
+    console.error('slipway: `npm install` failed; see the output above.');
+    process.exit(status);
+  }
+  fs.writeFileSync(stamp, want + '\n');
+}
+
+const tsx = (script, args = []) => run(process.execPath, ['--import', 'tsx', script, ...args]);
+
+ensureNodeModules();
+const command = process.argv[2];
+const rest = process.argv.slice(3);
+if (command === 'start') {
+  process.exit(tsx('scripts/start.ts', rest));
+} else if (command === 'test') {
+  for (const step of [
+    ['run', 'typecheck'],
+    ['run', 'lint'],
+  ]) {
+    const status = run('npm', ['--silent', ...step]);
+    if (status !== 0) process.exit(status);
+  }
+  process.exit(run(process.execPath, [path.join(root, 'node_modules', 'jest', 'bin', 'jest.js'), ...rest]));
+} else {
+  console.error('usage: node scripts/bootstrap.cjs start|test');
+  process.exit(2);
+}

@@ -1,0 +1,242 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { Connection } from '@temporalio/client';
+import Docker from 'dockerode';
+import { MongoClient } from 'mongodb';
+
+import { ensureDebianPackages } from './debian';
+import { freePort, type Managed, startProcess, waitUntil } from './process';
+import { StackError } from './stack-error';
+import { ensureTool, type ToolName } from './tools';
+
+export interface PartContext {
+  dataDir: string;
+  /** `default` binds the documented ports (npm start); `free` asks the kernel for unused ones (tests). */
+  ports: 'default' | 'free';
+  /** Tests have no use for the Temporal Web UI. */
+  headless: boolean;
+  progress: (line: string) => void;
+}
+
+export interface PartResult {
+  env: Record<string, string>;
+  urls?: Record<string, string>;
+  started: Managed[];
+  /** True when the variable pointed at an existing server and nothing was started. */
+  external: boolean;
+}
+
+export interface Part {
+  name: string;
+  start(ctx: PartContext): Promise<PartResult>;
+}
+
+/** The part's variable points at an existing server: nothing to start. */
+const EXTERNAL: PartResult = { env: {}, started: [], external: true };
+
+const port = (ctx: PartContext, fixed: number) => (ctx.ports === 'default' ? Promise.resolve(fixed) : freePort());
+
+async function tool(name: ToolName, ctx: PartContext): Promise<string> {
+  ctx.progress(`looking for ${name} in the tool cache`);
+  const slow = setTimeout(() => ctx.progress(`building ${name} from source (first run only, a few minutes)`), 500);
+  try {
+    return (await ensureTool(name)).binary;
+  } finally {
+    clearTimeout(slow);
+  }
+}
+
+async function partDir(ctx: PartContext, name: string): Promise<string> {
+  const dir = path.join(ctx.dataDir, name);
+  await fs.mkdir(dir, { recursive: true });
+  return dir;
+}
+
+export const temporal: Part = {
+  name: 'temporal',
+  async start(ctx): Promise<PartResult> {
+    if (process.env.TEMPORAL_ADDRESS) return EXTERNAL;
+    const binary = await tool('temporal', ctx);
+    const dir = await partDir(ctx, 'temporal');
+    const [grpc, ui, http, metrics] = await Promise.all([
+      port(ctx, 7233),
+      port(ctx, 8233),
+      port(ctx, 7243),
+      port(ctx, 7244),
+    ]);
+    const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', `${grpc}`, '--http-port', `${http}`];
+    args.push('--metrics-port', `${metrics}`, '--db-filename', path.join(dir, 'temporal.db'), '--log-level', 'warn');
+    // The workflows' search attributes, so the Temporal UI can filter by deployment and organisation.
+    args.push('--search-attribute', 'DeploymentId=Keyword', '--search-attribute', 'OrgId=Keyword');
+    args.push(...(ctx.headless ? ['--headless'] : ['--ui-ip', '127.0.0.1', '--ui-port', `${ui}`]));
+    ctx.progress('starting the Temporal dev server');
+    const proc = startProcess('temporal', binary, args, { logFile: path.join(dir, 'temporal.log') });
+    const address = `127.0.0.1:${grpc}`;
+    await waitUntil(
+      'the Temporal dev server',
+      async () => {
+        const connection = await Connection.connect({ address, connectTimeout: 1000 });
+        try {
+          await connection.workflowService.describeNamespace({ namespace: 'default' });
+          return true;
+        } finally {
+          await connection.close();
+        }
+      },
+      { timeoutMs: 60_000, proc },
+    ).catch(async (err: unknown) => {
+      await proc.stop();
+      throw err;
+    });
+    const urls: Record<string, string> = ctx.headless ? {} : { 'Temporal UI': `http://127.0.0.1:${ui}` };
+    return {
+      env: {
+        TEMPORAL_ADDRESS: address,
+        TEMPORAL_NAMESPACE: 'default',
+        ...(urls['Temporal UI'] ? { TEMPORAL_UI_URL: urls['Temporal UI'] } : {}),
+      },
+      urls,
+      started: [proc],
+      external: false,
+    };
+  },
+};
+
+export const mongodb: Part = {
+  name: 'ferretdb',
+  async start(ctx): Promise<PartResult> {
+    if (process.env.MONGODB_URL) return EXTERNAL;
+    const binary = await tool('ferretdb', ctx);
+    const dir = await partDir(ctx, 'ferretdb');
+    const [listen, debug] = await Promise.all([port(ctx, 27017), port(ctx, 27018)]);
+    const args = ['--handler=sqlite', `--sqlite-url=file:${dir}/`, `--listen-addr=127.0.0.1:${listen}`];
+    args.push(`--debug-addr=127.0.0.1:${debug}`, `--state-dir=${dir}`, '--telemetry=disable', '--log-level=warn');
+    ctx.progress('starting FerretDB (SQLite backend)');
+    const proc = startProcess('ferretdb', binary, args, { logFile: path.join(dir, 'ferretdb.log') });
+    const url = `mongodb://127.0.0.1:${listen}/slipway`;
+    await waitUntil(
+      'FerretDB',
+      async () => {
+        const client = await MongoClient.connect(url, { serverSelectionTimeoutMS: 1000 });
+        try {
+          await client.db('admin').command({ ping: 1 });
+          return true;
+        } finally {
+          await client.close();
+        }
+      },
+      { timeoutMs: 60_000, proc },
+    ).catch(async (err: unknown) => {
+      await proc.stop();
+      throw err;
+    });
+    return { env: { MONGODB_URL: url }, started: [proc], external: false };
+  },
+};
+
+/** Credentials of the embedded MinIO only; it listens on loopback. Production sets its own. */
+const MINIO_USER = 'slipway';
+const MINIO_PASSWORD = 'slipway-local-only';
+const BUCKET = 'slipway';
+
+export const s3: Part = {
+  name: 'minio',
+  async start(ctx): Promise<PartResult> {
+    if (process.env.S3_ENDPOINT) return EXTERNAL;
+    const binary = await tool('minio', ctx);
+    const dir = await partDir(ctx, 'minio');
+    const [api, consolePort] = await Promise.all([port(ctx, 9000), port(ctx, 9001)]);
+    ctx.progress('starting MinIO');
+    const proc = startProcess(
+      'minio',
+      binary,
+      ['server', dir, '--address', `127.0.0.1:${api}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'],
+      {
+        logFile: path.join(ctx.dataDir, 'minio.log'),
+        env: {
+          ...process.env,
+          MINIO_ROOT_USER: MINIO_USER,
+          MINIO_ROOT_PASSWORD: MINIO_PASSWORD,
+          MINIO_BROWSER: 'off',
+          MINIO_UPDATE: 'off',
+        },
+      },
+    );
+    const endpoint = `http://127.0.0.1:${api}`;
+    try {
+      await waitUntil('MinIO', async () => (await fetch(`${endpoint}/minio/health/ready`)).ok, {
+        timeoutMs: 60_000,
+        proc,
+      });
+      const client = new S3Client({
+        endpoint,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: { accessKeyId: MINIO_USER, secretAccessKey: MINIO_PASSWORD },
+      });
+      const exists = await client.send(new HeadBucketCommand({ Bucket: BUCKET })).then(
+        () => true,
+        () => false,
+      );
+      if (!exists) await client.send(new CreateBucketCommand({ Bucket: BUCKET }));
+      client.destroy();
+    } catch (err) {
+      await proc.stop();
+      throw err;
+    }
+    return {
+      env: {
+        S3_ENDPOINT: endpoint,
+        S3_BUCKET: BUCKET,
+        S3_REGION: 'us-east-1',
+        S3_ACCESS_KEY_ID: MINIO_USER,
+        S3_SECRET_ACCESS_KEY: MINIO_PASSWORD,
+        S3_FORCE_PATH_STYLE: 'true',
+      },
+      started: [proc],
+      external: false,
+    };
+  },
+};
+
+const DOCKER_SOCKET = '/var/run/docker.sock';
+
+async function dockerAnswers(socketPath: string): Promise<boolean> {
+  return new Docker({ socketPath, timeout: 2000 }).ping().then(
+    () => true,
+    () => false,
+  );
+}
+
+export const docker: Part = {
+  name: 'docker',
+  async start(ctx): Promise<PartResult> {
+    if (process.env.DOCKER_HOST) return EXTERNAL;
+    if (await dockerAnswers(DOCKER_SOCKET)) {
+      return { env: { DOCKER_HOST: `unix://${DOCKER_SOCKET}` }, started: [], external: true };
+    }
+    if (process.getuid?.() !== 0) {
+      throw new StackError(
+        `no Docker Engine answers on ${DOCKER_SOCKET} and only root can start one here; start Docker or set DOCKER_HOST`,
+      );
+    }
+    if ((await ensureDebianPackages(['docker.io'], 'the engine_local provider')).length > 0) {
+      ctx.progress("installed Debian's docker.io");
+    }
+    ctx.progress('starting dockerd');
+    const proc = startProcess('dockerd', 'dockerd', ['--host', `unix://${DOCKER_SOCKET}`], {
+      logFile: path.join(ctx.dataDir, 'dockerd.log'),
+    });
+    await waitUntil('dockerd', () => dockerAnswers(DOCKER_SOCKET), { timeoutMs: 60_000, proc }).catch(
+      async (err: unknown) => {
+        await proc.stop();
+        throw err;
+      },
+    );
+    return { env: { DOCKER_HOST: `unix://${DOCKER_SOCKET}` }, started: [proc], external: false };
+  },
+};
+
+export const ALL_PARTS: Part[] = [temporal, mongodb, s3, docker];

@@ -1,0 +1,87 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+
+import { StackError } from './stack-error';
+
+/** A server process this run started, and therefore the only kind of process it may stop. */
+export interface Managed {
+  name: string;
+  pid: number;
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+export function startProcess(
+  name: string,
+  command: string,
+  args: string[],
+  opts: { logFile: string; env?: NodeJS.ProcessEnv; cwd?: string },
+): Managed & { child: ChildProcess; exited: Promise<number | null> } {
+  const log = fs.openSync(opts.logFile, 'a');
+  const child = spawn(command, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', log, log] });
+  fs.closeSync(log);
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    child.once('error', () => resolve(-1));
+  });
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  return { name, pid: child.pid ?? -1, logFile: opts.logFile, child, exited, stop };
+}
+
+export function lastLines(file: string, n = 5): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trim().split('\n').slice(-n).join(' | ');
+  } catch {
+    return '';
+  }
+}
+
+/** Polls `probe` until it resolves true; fails early when the process dies, with the tail of its log. */
+export async function waitUntil(
+  what: string,
+  probe: () => Promise<boolean>,
+  opts: { timeoutMs: number; proc?: { exited: Promise<number | null>; logFile: string } },
+): Promise<void> {
+  const deadline = Date.now() + opts.timeoutMs;
+  let dead: number | null | undefined;
+  void opts.proc?.exited.then((code) => (dead = code));
+  while (Date.now() < deadline) {
+    if (dead !== undefined) {
+      throw new StackError(`${what} exited (code ${dead}) before it was ready: ${lastLines(opts.proc!.logFile)}`);
+    }
+    if (await probe().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const tail = opts.proc ? `: ${lastLines(opts.proc.logFile)}` : '';
+  throw new StackError(`${what} was not ready within ${Math.round(opts.timeoutMs / 1000)} s${tail}`);
+}
+
+export function tcpOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Asks the kernel for a free loopback port. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+/**
+ * Every setting, read once from the environment. Defaults are the embedded local stack that
+ * `npm start` runs; production points each part at a real service by its variable.
+ */
+const schema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  /** Address clients use to reach the api, for URLs the api prints (statusUrl). */
+  PUBLIC_URL: z.url().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+
+  MONGODB_URL: z
+    .string()
+    .regex(/^mongodb(\+srv)?:\/\//, 'a mongodb:// or mongodb+srv:// URL')
+    .default('mongodb://127.0.0.1:27017/slipway'),
+  MONGODB_DB: z.string().min(1).default('slipway'),
+
+  TEMPORAL_ADDRESS: z
+    .string()
+    .regex(/^[^\s:]+:\d+$/, 'host:port')
+    .default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('slipway-deployments'),
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
+  TEMPORAL_TLS: bool.default(false),
+  TEMPORAL_UI_URL: z.url().optional(),
+
+  S3_ENDPOINT: z.url().optional(),
+  S3_BUCKET: z.string().min(3).default('slipway'),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  S3_FORCE_PATH_STYLE: bool.default(true),
+
+  DOCKER_HOST: z
+    .string()
+    .regex(/^(unix|tcp|http|https):\/\//, 'unix:///path or tcp://host:port')
+    .optional(),
+  /** Host name put in a running deployment's `url` (where its published port answers). */
+  ENGINE_PUBLIC_HOST: z.string().min(1).default('127.0.0.1'),
+  /** Host address container ports are published on; 0.0.0.0 exposes deployments beyond this machine. */
+  ENGINE_BIND_IP: z.union([z.ipv4(), z.ipv6()]).default('127.0.0.1'),
+  /** Seconds a new container has to answer on its port before the deploy fails. */
+  DEPLOY_READY_TIMEOUT_S: z.coerce.number().int().min(1).max(3600).default(60),
+});
+
+export type Config = Readonly<z.infer<typeof schema>>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses `env`; a bad value throws one line naming the variable and what it expects. */
+export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const name = issue.path.join('.');
+    throw new ConfigError(`invalid ${name}=${JSON.stringify(env[name] ?? '')}: ${issue.message}`);
+  }
+  return Object.freeze(result.data);
+}
+
+let loaded: Config | undefined;
+
+/** The process's configuration, parsed on first use and frozen. */
+export function config(): Config {
+  loaded ??= parseConfig();
+  return loaded;
+}

@@ -1,0 +1,12 @@
+/** Search attributes the workflows set, so the Temporal UI can filter by them. */
+export const SEARCH_ATTRIBUTES = { deploymentId: 'DeploymentId', orgId: 'OrgId' } as const;
+
+export const deploymentWorkflowId = (deploymentId: string) => `deployment/${deploymentId}`;
+
+/** Labels on every container, so the engine can be reconciled against MongoDB. */
+export const LABELS = {
+  managed: 'dev.slipway.managed',
+  deploymentId: 'dev.slipway.deployment-id',
+  orgId: 'dev.slipway.org-id',
+  revision: 'dev.slipway.revision',
+} as const;

@@ -1,0 +1,68 @@
+import type { Db } from 'mongodb';
+
+import type { OrgRole, Permission } from '../permissions';
+import { ensureIndexesWithRetry, guard } from './mongo';
+
+export const PLANS = ['free', 'pro', 'enterprise'] as const;
+export type Plan = (typeof PLANS)[number];
+
+export interface OrgRecord {
+  _id: string;
+  name: string;
+  plan: Plan;
+  createdAt: Date;
+}
+
+export interface UserRecord {
+  _id: string;
+  orgId: string;
+  email: string;
+  role: OrgRole;
+  createdAt: Date;
+}
+
+/** An access token; only the SHA-256 of its secret is stored. */
+export interface TokenRecord {
+  _id: string;
+  orgId: string;
+  userId: string;
+  name: string;
+  hash: string;
+  scopes: Permission[];
+  expiresAt: Date;
+  revokedAt?: Date;
+  lastUsedAt?: Date;
+  createdAt: Date;
+}
+
+export function createIdentityStore(db: Db) {
+  const orgs = db.collection<OrgRecord>('orgs');
+  const users = db.collection<UserRecord>('users');
+  const tokens = db.collection<TokenRecord>('tokens');
+  return {
+    async ensureIndexes() {
+      await ensureIndexesWithRetry('identity.createIndexes', async () => {
+        await tokens.createIndex({ hash: 1 }, { unique: true });
+        await tokens.createIndex({ orgId: 1, userId: 1 });
+        await users.createIndex({ orgId: 1, email: 1 }, { unique: true });
+      });
+    },
+    insertOrg: (org: OrgRecord) => guard('orgs.insert', () => orgs.insertOne(org)),
+    getOrg: (id: string) => guard('orgs.get', () => orgs.findOne({ _id: id })),
+    insertUser: (user: UserRecord) => guard('users.insert', () => users.insertOne(user)),
+    getUser: (orgId: string, id: string) => guard('users.get', () => users.findOne({ _id: id, orgId })),
+    insertToken: (token: TokenRecord) => guard('tokens.insert', () => tokens.insertOne(token)),
+    findTokenByHash: (hash: string) => guard('tokens.findByHash', () => tokens.findOne({ hash })),
+    async revokeToken(id: string, orgId?: string): Promise<boolean> {
+      const filter = orgId ? { _id: id, orgId } : { _id: id };
+      const res = await guard('tokens.revoke', () =>
+        tokens.updateOne({ ...filter, revokedAt: { $exists: false } }, { $set: { revokedAt: new Date() } }),
+      );
+      return res.matchedCount === 1;
+    },
+    touchToken: (id: string, at: Date) =>
+      guard('tokens.touch', () => tokens.updateOne({ _id: id }, { $set: { lastUsedAt: at } })),
+  };
+}
+
+export type IdentityStore = ReturnType<typeof createIdentityStore>;

@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+
+import type { IdentityStore, OrgRecord, Plan, TokenRecord, UserRecord } from './db/identity-store';
+import { AppError } from './errors';
+import { type OrgRole, type Permission, PERMISSIONS, roleAllows } from './permissions';
+import { generateToken, hashToken, TOKEN_PATTERN } from './tokens';
+
+export interface Principal {
+  org: OrgRecord;
+  user: UserRecord;
+  token: Pick<TokenRecord, '_id' | 'scopes' | 'expiresAt'>;
+}
+
+const DEFAULT_TOKEN_TTL_S = 90 * 24 * 3600;
+/** lastUsedAt is advisory; writing it at most once a minute keeps reads from becoming writes. */
+const TOUCH_EVERY_MS = 60_000;
+
+export function createIdentityService({ store }: { store: IdentityStore }) {
+  async function createToken(input: {
+    orgId: string;
+    userId: string;
+    name: string;
+    scopes: Permission[];
+    expiresInS?: number;
+  }) {
+    const token = generateToken();
+    const now = new Date();
+    const record: TokenRecord = {
+      _id: randomUUID(),
+      orgId: input.orgId,
+      userId: input.userId,
+      name: input.name,
+      hash: hashToken(token),
+      scopes: input.scopes,
+      expiresAt: new Date(now.getTime() + (input.expiresInS ?? DEFAULT_TOKEN_TTL_S) * 1000),
+      createdAt: now,
+    };
+    await store.insertToken(record);
+    return { id: record._id, token, expiresAt: record.expiresAt };
+  }
+
+  async function addUser(input: { orgId: string; email: string; role: OrgRole }) {
+    const user: UserRecord = {
+      _id: randomUUID(),
+      orgId: input.orgId,
+      email: input.email.toLowerCase(),
+      role: input.role,
+      createdAt: new Date(),
+    };
+    await store.insertUser(user);
+    return user;
+  }
+
+  return {
+    createToken,
+    addUser,
+
+    /** An organisation, its owner and an owner token with every scope: the operator's first step. */
+    async bootstrap(input: { orgName: string; plan: Plan; ownerEmail?: string; expiresInS?: number }) {
+      const org: OrgRecord = { _id: randomUUID(), name: input.orgName, plan: input.plan, createdAt: new Date() };
+      await store.insertOrg(org);
+      const user = await addUser({
+        orgId: org._id,
+        email: input.ownerEmail ?? `owner@${org._id}.invalid`,
+        role: 'owner',
+      });
+      const token = await createToken({
+        orgId: org._id,
+        userId: user._id,
+        name: 'bootstrap',
+        scopes: [...PERMISSIONS],
+        expiresInS: input.expiresInS,
+      });
+      return { orgId: org._id, userId: user._id, tokenId: token.id, token: token.token, expiresAt: token.expiresAt };
+    },
+
+    revokeToken: (id: string, orgId?: string) => store.revokeToken(id, orgId),
+    orgExists: async (orgId: string) => (await store.getOrg(orgId)) !== null,
+    userExists: async (orgId: string, userId: string) => (await store.getUser(orgId, userId)) !== null,
+
+    /** Resolves a bearer token to its principal, or throws INVALID_TOKEN / TOKEN_EXPIRED. */
+    async authenticate(presented: string | undefined, now = new Date()): Promise<Principal> {
+      if (!presented || !TOKEN_PATTERN.test(presented)) {
+        throw new AppError('INVALID_TOKEN', 'Missing or malformed access token: send "Authorization: Bearer svc_…".');
+      }
+      const token = await store.findTokenByHash(hashToken(presented));
+      if (!token || token.revokedAt)
+        throw new AppError('INVALID_TOKEN', 'The access token is unknown or has been revoked.');
+      if (token.expiresAt <= now) {
+        throw new AppError(
+          'TOKEN_EXPIRED',
+          `The access token expired at ${token.expiresAt.toISOString()}; issue a new one.`,
+        );
+      }
+      const [org, user] = await Promise.all([store.getOrg(token.orgId), store.getUser(token.orgId, token.userId)]);
+      if (!org || !user)
+        throw new AppError(
+          'INVALID_TOKEN',
+          'The access token belongs to a user or organisation that no longer exists.',
+        );
+      if (!token.lastUsedAt || now.getTime() - token.lastUsedAt.getTime() > TOUCH_EVERY_MS)
+        await store.touchToken(token._id, now);
+      return { org, user, token: { _id: token._id, scopes: token.scopes, expiresAt: token.expiresAt } };
+    },
+
+    /** The permission must be in the token's scopes and in the user's role. */
+    authorize(principal: Principal, permission: Permission): void {
+      if (!principal.token.scopes.includes(permission)) {
+        throw new AppError('INSUFFICIENT_SCOPE', `This token lacks the scope ${permission}.`, { required: permission });
+      }
+      if (!roleAllows(principal.user.role, permission)) {
+        throw new AppError('INSUFFICIENT_SCOPE', `The role ${principal.user.role} does not grant ${permission}.`, {
+          required: permission,
+          role: principal.user.role,
+        });
+      }
+    },
+  };
+}
+
+export type IdentityService = ReturnType<typeof createIdentityService>;

@@ -1,0 +1,25 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import { type Stack, startStack } from '../../scripts/stack';
+import { ensureDebianPackages } from '../../scripts/stack/debian';
+
+declare global {
+  var __slipwayStack: { stack: Stack; dataDir: string } | undefined;
+}
+
+/**
+ * Starts the real services the suite needs on free ports with throwaway data, never touching a
+ * running `npm start` or its .data/. Variables already set (MONGODB_URL, …) point at existing servers instead.
+ */
+export default async function globalSetup(): Promise<void> {
+  await ensureDebianPackages(['busybox-static'], 'the test images');
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-test-'));
+  const stack = await startStack({ dataDir, ports: 'free', headless: true });
+  Object.assign(process.env, stack.env);
+  globalThis.__slipwayStack = { stack, dataDir };
+  const stop = () => void stack.stop();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}

@@ -1,0 +1,27 @@
+import { ConfigError, parseConfig } from '../../shared/config';
+
+describe('config', () => {
+  it('defaults to the embedded local stack', () => {
+    const cfg = parseConfig({});
+    expect(cfg).toMatchObject({
+      PORT: 3000,
+      MONGODB_URL: 'mongodb://127.0.0.1:27017/slipway',
+      TEMPORAL_ADDRESS: '127.0.0.1:7233',
+    });
+    expect(Object.isFrozen(cfg)).toBe(true);
+  });
+
+  it('coerces numbers and booleans from strings', () => {
+    expect(parseConfig({ PORT: '8081', TEMPORAL_TLS: 'true' })).toMatchObject({ PORT: 8081, TEMPORAL_TLS: true });
+  });
+
+  it.each([
+    ['PORT', 'eighty', /^invalid PORT="eighty": /],
+    ['MONGODB_URL', 'postgres://x', /^invalid MONGODB_URL="postgres:\/\/x": .*mongodb:\/\//],
+    ['TEMPORAL_ADDRESS', 'localhost', /^invalid TEMPORAL_ADDRESS="localhost": host:port/],
+    ['DOCKER_HOST', '/var/run/docker.sock', /^invalid DOCKER_HOST=.*unix:\/\/\/path/],
+  ])('refuses a bad %s with one line naming it', (name, value, message) => {
+    expect(() => parseConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => parseConfig({ [name]: value })).toThrow(message);
+  });
+});
