@@ -7,7 +7,7 @@ import Docker from 'dockerode';
 import { MongoClient } from 'mongodb';
 
 import { ensureDebianPackages } from './debian';
-import { freePort, type Managed, startProcess, waitUntil } from './process';
+import { freePort, type Managed, startServer } from './process';
 import { StackError } from './stack-error';
 import { ensureTool, type ToolName } from './tools';
 
@@ -72,10 +72,10 @@ export const temporal: Part = {
     args.push('--search-attribute', 'DeploymentId=Keyword', '--search-attribute', 'OrgId=Keyword');
     args.push(...(ctx.headless ? ['--headless'] : ['--ui-ip', '127.0.0.1', '--ui-port', `${ui}`]));
     ctx.progress('starting the Temporal dev server');
-    const proc = startProcess('temporal', binary, args, { logFile: path.join(dir, 'temporal.log') });
     const address = `127.0.0.1:${grpc}`;
-    await waitUntil(
+    const proc = await startServer(
       'the Temporal dev server',
+      ['temporal', binary, args, { logFile: path.join(dir, 'temporal.log') }],
       async () => {
         const connection = await Connection.connect({ address, connectTimeout: 1000 });
         try {
@@ -85,11 +85,7 @@ export const temporal: Part = {
           await connection.close();
         }
       },
-      { timeoutMs: 60_000, proc },
-    ).catch(async (err: unknown) => {
-      await proc.stop();
-      throw err;
-    });
+    );
     const urls: Record<string, string> = ctx.headless ? {} : { 'Temporal UI': `http://127.0.0.1:${ui}` };
     return {
       env: {
@@ -114,10 +110,10 @@ export const mongodb: Part = {
     const args = ['--handler=sqlite', `--sqlite-url=file:${dir}/`, `--listen-addr=127.0.0.1:${listen}`];
     args.push(`--debug-addr=127.0.0.1:${debug}`, `--state-dir=${dir}`, '--telemetry=disable', '--log-level=warn');
     ctx.progress('starting FerretDB (SQLite backend)');
-    const proc = startProcess('ferretdb', binary, args, { logFile: path.join(dir, 'ferretdb.log') });
     const url = `mongodb://127.0.0.1:${listen}/slipway`;
-    await waitUntil(
+    const proc = await startServer(
       'FerretDB',
+      ['ferretdb', binary, args, { logFile: path.join(dir, 'ferretdb.log') }],
       async () => {
         const client = await MongoClient.connect(url, { serverSelectionTimeoutMS: 1000 });
         try {
@@ -127,11 +123,7 @@ export const mongodb: Part = {
           await client.close();
         }
       },
-      { timeoutMs: 60_000, proc },
-    ).catch(async (err: unknown) => {
-      await proc.stop();
-      throw err;
-    });
+    );
     return { env: { MONGODB_URL: url }, started: [proc], external: false };
   },
 };
@@ -149,43 +141,41 @@ export const s3: Part = {
     const dir = await partDir(ctx, 'minio');
     const [api, consolePort] = await Promise.all([port(ctx, 9000), port(ctx, 9001)]);
     ctx.progress('starting MinIO');
-    const proc = startProcess(
-      'minio',
-      binary,
-      ['server', dir, '--address', `127.0.0.1:${api}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'],
-      {
-        logFile: path.join(ctx.dataDir, 'minio.log'),
-        env: {
-          ...process.env,
-          MINIO_ROOT_USER: MINIO_USER,
-          MINIO_ROOT_PASSWORD: MINIO_PASSWORD,
-          MINIO_BROWSER: 'off',
-          MINIO_UPDATE: 'off',
-        },
+    const endpoint = `http://127.0.0.1:${api}`;
+    const env = {
+      ...process.env,
+      MINIO_ROOT_USER: MINIO_USER,
+      MINIO_ROOT_PASSWORD: MINIO_PASSWORD,
+      MINIO_BROWSER: 'off',
+    };
+    const args = [
+      'server',
+      dir,
+      '--address',
+      `127.0.0.1:${api}`,
+      '--console-address',
+      `127.0.0.1:${consolePort}`,
+      '--quiet',
+    ];
+    const proc = await startServer(
+      'MinIO',
+      ['minio', binary, args, { logFile: path.join(ctx.dataDir, 'minio.log'), env: { ...env, MINIO_UPDATE: 'off' } }],
+      async () => (await fetch(`${endpoint}/minio/health/ready`)).ok,
+      async () => {
+        const client = new S3Client({
+          endpoint,
+          region: 'us-east-1',
+          forcePathStyle: true,
+          credentials: { accessKeyId: MINIO_USER, secretAccessKey: MINIO_PASSWORD },
+        });
+        const exists = await client.send(new HeadBucketCommand({ Bucket: BUCKET })).then(
+          () => true,
+          () => false,
+        );
+        if (!exists) await client.send(new CreateBucketCommand({ Bucket: BUCKET }));
+        client.destroy();
       },
     );
-    const endpoint = `http://127.0.0.1:${api}`;
-    try {
-      await waitUntil('MinIO', async () => (await fetch(`${endpoint}/minio/health/ready`)).ok, {
-        timeoutMs: 60_000,
-        proc,
-      });
-      const client = new S3Client({
-        endpoint,
-        region: 'us-east-1',
-        forcePathStyle: true,
-        credentials: { accessKeyId: MINIO_USER, secretAccessKey: MINIO_PASSWORD },
-      });
-      const exists = await client.send(new HeadBucketCommand({ Bucket: BUCKET })).then(
-        () => true,
-        () => false,
-      );
-      if (!exists) await client.send(new CreateBucketCommand({ Bucket: BUCKET }));
-      client.destroy();
-    } catch (err) {
-      await proc.stop();
-      throw err;
-    }
     return {
       env: {
         S3_ENDPOINT: endpoint,
@@ -226,14 +216,10 @@ export const docker: Part = {
       ctx.progress("installed Debian's docker.io");
     }
     ctx.progress('starting dockerd');
-    const proc = startProcess('dockerd', 'dockerd', ['--host', `unix://${DOCKER_SOCKET}`], {
-      logFile: path.join(ctx.dataDir, 'dockerd.log'),
-    });
-    await waitUntil('dockerd', () => dockerAnswers(DOCKER_SOCKET), { timeoutMs: 60_000, proc }).catch(
-      async (err: unknown) => {
-        await proc.stop();
-        throw err;
-      },
+    const proc = await startServer(
+      'dockerd',
+      ['dockerd', 'dockerd', ['--host', `unix://${DOCKER_SOCKET}`], { logFile: path.join(ctx.dataDir, 'dockerd.log') }],
+      () => dockerAnswers(DOCKER_SOCKET),
     );
     return { env: { DOCKER_HOST: `unix://${DOCKER_SOCKET}` }, started: [proc], external: false };
   },

@@ -85,3 +85,24 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/**
+ * Starts a server and waits for `ready` (which may also finish setting it up); a server that never gets
+ * ready is stopped again, so a failed start leaves nothing running.
+ */
+export async function startServer(
+  what: string,
+  spawnArgs: Parameters<typeof startProcess>,
+  ready: () => Promise<boolean>,
+  setup?: () => Promise<void>,
+): Promise<Managed> {
+  const proc = startProcess(...spawnArgs);
+  try {
+    await waitUntil(what, ready, { timeoutMs: 60_000, proc });
+    await setup?.();
+    return proc;
+  } catch (err) {
+    await proc.stop();
+    throw err;
+  }
+}
