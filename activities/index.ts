@@ -1,9 +1,11 @@
 import type { DeploymentStore } from '../shared/db/deployments-store';
+import type { LogStore } from '../shared/db/logs-store';
 import { createDeploymentActivities } from './deployments';
 import { createEngineLocal, type EngineLocalDeps } from './providers/engine-local';
 
 export interface ActivityDeps {
   store: DeploymentStore;
+  logs: LogStore;
   engine: EngineLocalDeps;
 }
 

@@ -1,29 +1,35 @@
 import type { Client } from '@temporalio/client';
 import express, { type Express } from 'express';
 import type { Db } from 'mongodb';
+import swaggerUi from 'swagger-ui-express';
 
 import type { Config } from '../shared/config';
 import type { IdentityService } from '../shared/identity';
 import type { Logger } from '../shared/logger';
-import { compatRouter } from './compat/router';
+import { compatRouter, compatRoutes } from './compat/router';
 import type { DeploymentService } from './deployments/service';
-import { compatErrors } from './middleware/errors';
+import { compatErrors, platformErrors } from './middleware/errors';
+import type { RateLimiters } from './middleware/rate-limit';
+import { buildOpenApi } from './openapi';
+import { platformRouter, platformRoutes } from './platform/router';
 import { checkReadiness } from './readiness';
+import type { UploadService } from './uploads/service';
 
 export interface AppDeps {
   config: Config;
   log: Logger;
   db: Db;
   temporal: Client;
+  limiters: RateLimiters;
   identity: IdentityService;
   deployments: DeploymentService;
+  uploads: UploadService;
 }
 
 /** The composition root of the HTTP surface; `listen` lives in server.ts so tests can build it on their own services. */
 export function buildApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', false);
   app.use(express.json({ limit: '1mb' }));
 
   app.get('/healthz', (_req, res) => {
@@ -40,10 +46,13 @@ export function buildApp(deps: AppDeps): Express {
     else res.status(503).json({ status: 'not ready', problems });
   });
 
-  const compat = express.Router();
-  compat.use(compatRouter(deps));
-  compat.use(compatErrors(deps.log));
-  app.use('/compat', compat);
+  const document = buildOpenApi({ compat: compatRoutes(deps), platform: platformRoutes(deps) });
+  app.get('/openapi.json', (_req, res) => {
+    res.json(document);
+  });
+  app.use('/docs', swaggerUi.serve, swaggerUi.setup(document, { customSiteTitle: 'Slipway API reference' }));
 
+  app.use('/compat', compatRouter(deps), compatErrors(deps.log));
+  app.use('/platform', platformRouter(deps), platformErrors(deps.log));
   return app;
 }

@@ -1,14 +1,13 @@
 import { Client } from '@temporalio/client';
 
 import { config, ConfigError } from '../shared/config';
-import { createDeploymentStore } from '../shared/db/deployments-store';
-import { createIdentityStore } from '../shared/db/identity-store';
 import { connectMongo } from '../shared/db/mongo';
-import { createIdentityService } from '../shared/identity';
+import { createDockerClient } from '../shared/engine/docker-client';
 import { createLogger } from '../shared/logger';
+import { createS3Client } from '../shared/s3';
 import { connectTemporal } from '../shared/temporal';
 import { buildApp } from './app';
-import { createDeploymentService } from './deployments/service';
+import { composeApi } from './compose';
 
 async function main() {
   const cfg = config();
@@ -16,18 +15,17 @@ async function main() {
   const database = await connectMongo(cfg.MONGODB_URL, cfg.MONGODB_DB);
   const connection = await connectTemporal(cfg);
   const temporal = new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE });
-  const identityStore = createIdentityStore(database.db);
-  const deploymentStore = createDeploymentStore(database.db);
-  await Promise.all([identityStore.ensureIndexes(), deploymentStore.ensureIndexes()]);
-  const app = buildApp({
+  const deps = await composeApi({
     config: cfg,
     log,
-    db: database.db,
+    database,
     temporal,
-    identity: createIdentityService({ store: identityStore }),
-    deployments: createDeploymentService({ store: deploymentStore, temporal, config: cfg }),
+    docker: createDockerClient(cfg.DOCKER_HOST),
+    s3: createS3Client(cfg),
   });
-  const server = app.listen(cfg.PORT, cfg.HOST, () => log.info({ port: cfg.PORT, host: cfg.HOST }, 'api listening'));
+  const server = buildApp(deps).listen(cfg.PORT, cfg.HOST, () =>
+    log.info({ port: cfg.PORT, host: cfg.HOST }, 'api listening'),
+  );
   const shutdown = () => {
     server.close(() => {
       void connection

@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { ensureTool, type ToolName,TOOLS } from '../scripts/stack/tools';
+import { ensureTool, type ToolName, TOOLS } from '../scripts/stack/tools';
 
 async function main() {
   const root = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-bench-provision-'));
@@ -20,7 +20,9 @@ async function main() {
     const t1 = performance.now();
     await ensureTool(name);
     const cached = performance.now() - t1;
-    console.log(`${name.padEnd(9)} ${TOOLS[name].version.padEnd(41)} ${cold.toFixed(1).padStart(14)} ${cached.toFixed(1).padStart(20)}`);
+    console.log(
+      `${name.padEnd(9)} ${TOOLS[name].version.padEnd(41)} ${cold.toFixed(1).padStart(14)} ${cached.toFixed(1).padStart(20)}`,
+    );
   }
   // The Go module cache is read-only by design; make it writable so the throwaway directory can go.
   await fs.chmod(root, 0o755);

@@ -65,6 +65,9 @@ async function main() {
     await waitUntil('the worker', async () => (await fetch(`${base}/readyz`)).ok, { timeoutMs: 120_000, proc: worker });
     const urls: Record<string, string> = {
       'Compatibility API': `${base}/compat`,
+      'Platform API': `${base}/platform`,
+      OpenAPI: `${base}/openapi.json`,
+      'API reference': `${base}/docs`,
       Readiness: `${base}/readyz`,
       ...stack.urls,
     };

@@ -49,6 +49,25 @@ const schema = z.object({
   ENGINE_BIND_IP: z.union([z.ipv4(), z.ipv6()]).default('127.0.0.1'),
   /** Seconds a new container has to answer on its port before the deploy fails. */
   DEPLOY_READY_TIMEOUT_S: z.coerce.number().int().min(1).max(3600).default(60),
+
+  // Rate limits (spec, "Limits"); raised only for benchmarks or by plan.
+  RATE_LIMIT_COMPAT_WRITES_PER_HOUR: z.coerce.number().int().min(1).default(20),
+  RATE_LIMIT_COMPAT_READS_PER_MIN: z.coerce.number().int().min(1).default(60),
+  RATE_LIMIT_PLATFORM_PER_15MIN: z.coerce.number().int().min(1).default(100),
+  RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: z.coerce.number().int().min(1).default(10),
+  /** Multiplies every plan's live-deployment quota (benchmarks deploy more than a plan allows). */
+  QUOTA_MULTIPLIER: z.coerce.number().int().min(1).default(1),
+
+  UPLOAD_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(100 * 1024 * 1024),
+  UPLOAD_TTL_S: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .default(24 * 3600),
 });
 
 export type Config = Readonly<z.infer<typeof schema>>;

@@ -16,7 +16,10 @@ export const PROVIDERS = ['engine_local', 'cloud_a_run', 'cloud_b_container_apps
 export const Provider = z.enum(PROVIDERS);
 export type Provider = z.infer<typeof Provider>;
 
-export type DeploymentSource = { type: 'image'; image: string };
+export type DeploymentSource =
+  | { type: 'image'; image: string }
+  | { type: 'upload'; uploadId: string; dockerfilePath?: string }
+  | { type: 'git'; repoUrl: string; branch?: string; gitTokenSecretId?: string; dockerfilePath?: string };
 
 export interface DeploymentEvent {
   status: DeploymentStatus;
@@ -43,6 +46,7 @@ export interface DeploymentRecord {
   port: number;
   envVars: Record<string, string>;
   requestId?: string;
+  projectId?: string;
   revision: number;
   status: DeploymentStatus;
   version: number;

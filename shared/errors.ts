@@ -38,11 +38,13 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details: Record<string, unknown> = {},
+    /** Only for the rare status the code table does not decide (an unknown route is a 404 INVALID_REQUEST). */
+    private readonly statusOverride?: number,
   ) {
     super(message);
   }
   get status(): number {
-    return HTTP_STATUS[this.code];
+    return this.statusOverride ?? HTTP_STATUS[this.code];
   }
 }
 

@@ -75,6 +75,8 @@ export function createIdentityService({ store }: { store: IdentityStore }) {
     },
 
     revokeToken: (id: string, orgId?: string) => store.revokeToken(id, orgId),
+    getToken: (orgId: string, id: string) => store.getToken(orgId, id),
+    listTokens: (orgId: string, userId: string) => store.listTokens(orgId, userId),
     orgExists: async (orgId: string) => (await store.getOrg(orgId)) !== null,
     userExists: async (orgId: string, userId: string) => (await store.getUser(orgId, userId)) !== null,
 

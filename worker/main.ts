@@ -1,9 +1,10 @@
 import { NativeConnection } from '@temporalio/worker';
 
-import { createDockerClient } from '../activities/providers/docker-client';
 import { config, ConfigError } from '../shared/config';
 import { createDeploymentStore } from '../shared/db/deployments-store';
+import { createLogStore } from '../shared/db/logs-store';
 import { connectMongo } from '../shared/db/mongo';
+import { createDockerClient } from '../shared/engine/docker-client';
 import { createLogger } from '../shared/logger';
 import { createDeploymentWorker } from './create-worker';
 import { ensureSearchAttributes } from './search-attributes';
@@ -19,11 +20,13 @@ async function main() {
   });
   await ensureSearchAttributes(connection, cfg.TEMPORAL_NAMESPACE);
   const store = createDeploymentStore(database.db);
+  const logs = createLogStore(database.db);
   const worker = await createDeploymentWorker({
     connection,
     namespace: cfg.TEMPORAL_NAMESPACE,
     taskQueue: cfg.TEMPORAL_TASK_QUEUE,
     store,
+    logs,
     engine: {
       docker: createDockerClient(cfg.DOCKER_HOST),
       publicHost: cfg.ENGINE_PUBLIC_HOST,

@@ -10,10 +10,10 @@ import {
 } from '@temporalio/workflow';
 
 import type { Activities } from '../activities';
-import type { DeploymentFailure } from '../shared/deployments';
+import type { DeploymentFailure, DeploymentSource } from '../shared/deployments';
 
 /** Timeouts and retries, declared once: MongoDB writes are quick; engine calls may pull images or wait on an app. */
-const { recordStatus } = proxyActivities<Activities>({
+const { recordStatus, appendLog } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { maximumInterval: '10 seconds' },
 });
@@ -22,16 +22,17 @@ const { ensureImage, startContainer, removeDeployment } = proxyActivities<Activi
   heartbeatTimeout: '1 minute',
   retry: { maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
+// The readiness poll heartbeats every 250 ms; a worker that dies mid-wait is noticed within 10 s.
 const { waitReady } = proxyActivities<Activities>({
   startToCloseTimeout: '1 hour',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: { maximumAttempts: 3 },
 });
 
 export interface DeploymentWorkflowInput {
   deploymentId: string;
   orgId: string;
-  image: string;
+  source: DeploymentSource;
   port: number;
   envVars: Record<string, string>;
   revision: number;
@@ -66,10 +67,19 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
   const deploying = deployScope.run(async () => {
     let phase: DeploymentFailure['phase'] = 'pull';
     try {
-      await record('deploying', `preparing image ${input.image}`);
-      const { pulled } = await ensureImage(input.image);
+      if (input.source.type !== 'image') {
+        phase = 'build';
+        await record('building', `fetching ${input.source.type === 'git' ? 'the repository' : 'the uploaded archive'}`);
+        const why =
+          'Source builds are not available on this server yet; build an image and deploy it with POST /deploy.';
+        await appendLog({ deploymentId: input.deploymentId, stream: 'build', messages: [why] });
+        throw new Error(why);
+      }
+      const image = input.source.image;
+      await record('deploying', `preparing image ${image}`);
+      const { pulled } = await ensureImage(image);
       phase = 'start';
-      const started = await startContainer({ ...input });
+      const started = await startContainer({ ...input, image });
       await record(
         'deploying',
         `${pulled ? 'pulled image; ' : ''}container ${started.name} started, waiting for port ${input.port}`,

@@ -1,12 +1,11 @@
 import net from 'node:net';
-import { PassThrough, Readable } from 'node:stream';
-import { finished } from 'node:stream/promises';
 
 import { heartbeat } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type Docker from 'dockerode';
 
 import { LABELS } from '../../shared/constants';
+import { readContainerLogs as readLogs } from '../../shared/engine/logs';
 
 export interface ContainerSpec {
   deploymentId: string;
@@ -39,32 +38,6 @@ const containerName = (s: Pick<ContainerSpec, 'deploymentId' | 'revision'>) =>
 
 function statusCode(err: unknown): number | undefined {
   return (err as { statusCode?: number }).statusCode;
-}
-
-/** Docker multiplexes stdout and stderr in one stream (our containers have no TTY); demux, then merge by time. */
-export async function readLogs(docker: Docker, containerId: string, tail: number) {
-  const raw = (await docker
-    .getContainer(containerId)
-    .logs({ stdout: true, stderr: true, tail, timestamps: true, follow: false })) as Buffer;
-  const text = { stdout: '', stderr: '' };
-  const sink = (stream: keyof typeof text) => {
-    const pass = new PassThrough();
-    pass.on('data', (chunk: Buffer) => (text[stream] += chunk.toString('utf8')));
-    return pass;
-  };
-  const source = Readable.from([raw]);
-  docker.modem.demuxStream(source, sink('stdout'), sink('stderr'));
-  await finished(source);
-  await new Promise((r) => setImmediate(r)); // let the demuxed chunks drain into the sinks
-  const lines: { stream: 'stdout' | 'stderr'; timestamp: string; message: string }[] = [];
-  for (const stream of ['stdout', 'stderr'] as const) {
-    for (const line of text[stream].split('\n')) {
-      if (!line) continue;
-      const space = line.indexOf(' ');
-      lines.push({ stream, timestamp: line.slice(0, space), message: line.slice(space + 1) });
-    }
-  }
-  return lines.sort((a, b) => a.timestamp.localeCompare(b.timestamp));
 }
 
 function tcpAnswers(host: string, port: number): Promise<boolean> {

@@ -1,59 +1,73 @@
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import type Docker from 'dockerode';
 import { v4 as uuidv4, v5 as uuidv5 } from 'uuid';
 
 import type { Config } from '../../shared/config';
 import { deploymentWorkflowId, SEARCH_ATTRIBUTES } from '../../shared/constants';
 import type { DeploymentStore } from '../../shared/db/deployments-store';
+import type { LogStore } from '../../shared/db/logs-store';
 import { isDuplicateKey } from '../../shared/db/mongo';
-import type { DeploymentRecord, DeploymentStatus, Provider } from '../../shared/deployments';
+import type { UploadStore } from '../../shared/db/uploads-store';
+import type { DeploymentRecord, DeploymentSource, DeploymentStatus, Provider } from '../../shared/deployments';
+import { type LogLine, readContainerLogs } from '../../shared/engine/logs';
 import { AppError } from '../../shared/errors';
 import type { Principal } from '../../shared/identity';
+import { PLAN_POLICIES } from '../../shared/plans';
 import { type DeploymentWorkflowInput, destroySignal } from '../../workflows';
+import { providerAvailability } from './providers';
 
 /** Namespace of idempotent deployment IDs: uuidv5(orgId + ":" + requestId) (DESIGN.md §4). */
 const REQUEST_ID_NAMESPACE = '8f1d7a52-4c1e-4f7e-9a3b-2d5c6e7f8a90';
 
 export interface DeployInput {
-  image: string;
   name: string;
   port: number;
   envVars: Record<string, string>;
   requestId?: string;
   provider: Provider;
+  projectId?: string;
 }
 
-export function createDeploymentService(deps: {
+export interface DeploymentServiceDeps {
   store: DeploymentStore;
+  logs: LogStore;
+  uploads: Pick<UploadStore, 'get'>;
   temporal: Client;
-  config: Pick<Config, 'DEPLOY_READY_TIMEOUT_S' | 'TEMPORAL_TASK_QUEUE'>;
-}) {
+  docker: Docker;
+  config: Pick<Config, 'DEPLOY_READY_TIMEOUT_S' | 'TEMPORAL_TASK_QUEUE' | 'QUOTA_MULTIPLIER'>;
+}
+
+const notFound = (id: string) =>
+  new AppError('DEPLOYMENT_NOT_FOUND', `No deployment ${id} in this organisation.`, { deploymentId: id });
+
+export function createDeploymentService(deps: DeploymentServiceDeps) {
   const { store, temporal } = deps;
 
-  function workflowInput(record: DeploymentRecord): DeploymentWorkflowInput {
+  function workflowInput(record: DeploymentRecord, principal: Pick<Principal, 'org'>): DeploymentWorkflowInput {
     return {
       deploymentId: record._id,
       orgId: record.orgId,
-      image: record.source.image,
+      source: record.source,
       port: record.port,
       envVars: record.envVars,
       revision: record.revision,
-      limits: { memoryMb: 512, cpus: 1, pids: 512 },
+      limits: PLAN_POLICIES[principal.org.plan].limits,
       readyTimeoutS: deps.config.DEPLOY_READY_TIMEOUT_S,
       version: record.version,
     };
   }
 
   /**
-   * Starts the record's workflow unless its ID was ever used: a completed (destroyed) deployment is never re-run,
+   * Starts the record's workflow unless its ID was ever used: a destroyed deployment is never re-run,
    * and a concurrent start of the same record is the same workflow.
    */
-  async function ensureWorkflow(record: DeploymentRecord): Promise<void> {
+  async function ensureWorkflow(record: DeploymentRecord, principal: Pick<Principal, 'org'>): Promise<void> {
     try {
       await temporal.workflow.start('deploymentWorkflow', {
         taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
         workflowId: deploymentWorkflowId(record._id),
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        args: [workflowInput(record)],
+        args: [workflowInput(record, principal)],
         searchAttributes: { [SEARCH_ATTRIBUTES.deploymentId]: [record._id], [SEARCH_ATTRIBUTES.orgId]: [record.orgId] },
       });
     } catch (err) {
@@ -61,60 +75,136 @@ export function createDeploymentService(deps: {
     }
   }
 
+  async function duplicate(principal: Principal, id: string, requestId: string): Promise<never> {
+    // The first request may have died between its insert and its workflow start: finish it, start nothing new.
+    const first = await store.findAny(id);
+    if (first && !first.destroyedAt) await ensureWorkflow(first, principal);
+    throw new AppError(
+      'DUPLICATE_REQUEST',
+      `requestId "${requestId}" was already used; no second deployment was started.`,
+      {
+        deploymentId: id,
+        requestId,
+      },
+    );
+  }
+
+  async function checkPolicy(principal: Principal, provider: Provider, projectId?: string): Promise<void> {
+    const availability = providerAvailability(principal.org.plan).find((p) => p.id === provider)!;
+    if (!availability.available) {
+      throw new AppError('PROVIDER_NOT_ALLOWED', `Provider ${provider} is not available: ${availability.reason}.`, {
+        provider,
+        plan: principal.org.plan,
+      });
+    }
+    if (projectId !== undefined) {
+      throw new AppError('PROJECT_NOT_FOUND', `No project ${projectId} in this organisation.`, { projectId });
+    }
+    const limit = PLAN_POLICIES[principal.org.plan].maxLiveDeployments * deps.config.QUOTA_MULTIPLIER;
+    const live = await store.countLive(principal.org._id);
+    if (live >= limit) {
+      throw new AppError(
+        'QUOTA_EXCEEDED',
+        `The ${principal.org.plan} plan allows ${limit} live deployments; destroy one first.`,
+        {
+          plan: principal.org.plan,
+          limit,
+          live,
+        },
+      );
+    }
+  }
+
+  /** Writes the queued record, then starts its workflow; returns as soon as both are durable. */
+  async function create(
+    principal: Principal,
+    input: DeployInput,
+    source: DeploymentSource,
+    origin: DeploymentRecord['origin'],
+  ) {
+    const orgId = principal.org._id;
+    const id = input.requestId ? uuidv5(`${orgId}:${input.requestId}`, REQUEST_ID_NAMESPACE) : uuidv4();
+    if (input.requestId && (await store.findAny(id))) await duplicate(principal, id, input.requestId);
+    await checkPolicy(principal, input.provider, input.projectId);
+    const now = new Date();
+    const record: DeploymentRecord = {
+      _id: id,
+      orgId,
+      createdBy: principal.user._id,
+      origin,
+      name: input.name,
+      provider: input.provider,
+      source,
+      port: input.port,
+      envVars: input.envVars,
+      ...(input.requestId ? { requestId: input.requestId } : {}),
+      revision: 1,
+      status: 'queued',
+      version: 1,
+      events: [{ status: 'queued', message: 'deployment accepted', at: now }],
+      createdAt: now,
+      updatedAt: now,
+    };
+    try {
+      await store.insert(record);
+    } catch (err) {
+      if (isDuplicateKey(err) && input.requestId) await duplicate(principal, id, input.requestId);
+      throw err;
+    }
+    await ensureWorkflow(record, principal);
+    return record;
+  }
+
+  async function get(principal: Principal, id: string): Promise<DeploymentRecord> {
+    const record = await store.get(principal.org._id, id);
+    if (!record) throw notFound(id);
+    return record;
+  }
+
   return {
-    /** Writes the queued record, then starts its workflow; returns as soon as both are durable. */
-    async deploy(
+    deployImage: (principal: Principal, input: DeployInput & { image: string }, origin: DeploymentRecord['origin']) =>
+      create(principal, input, { type: 'image', image: input.image }, origin),
+
+    async deploySource(
       principal: Principal,
-      input: DeployInput,
+      input: DeployInput & {
+        uploadId?: string;
+        repoUrl?: string;
+        branch?: string;
+        gitTokenSecretId?: string;
+        dockerfilePath?: string;
+      },
       origin: DeploymentRecord['origin'],
-    ): Promise<DeploymentRecord> {
-      const orgId = principal.org._id;
-      const id = input.requestId ? uuidv5(`${orgId}:${input.requestId}`, REQUEST_ID_NAMESPACE) : uuidv4();
-      const now = new Date();
-      const record: DeploymentRecord = {
-        _id: id,
-        orgId,
-        createdBy: principal.user._id,
-        origin,
-        name: input.name,
-        provider: input.provider,
-        source: { type: 'image', image: input.image },
-        port: input.port,
-        envVars: input.envVars,
-        ...(input.requestId ? { requestId: input.requestId } : {}),
-        revision: 1,
-        status: 'queued',
-        version: 1,
-        events: [{ status: 'queued', message: 'deployment accepted', at: now }],
-        createdAt: now,
-        updatedAt: now,
-      };
-      try {
-        await store.insert(record);
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-        // The first request may have died between its insert and its workflow start: finish it, start nothing new.
-        const first = await store.findAny(id);
-        if (first && !first.destroyedAt) await ensureWorkflow(first);
-        throw new AppError(
-          'DUPLICATE_REQUEST',
-          `requestId "${input.requestId}" was already used; no second deployment was started.`,
-          {
-            deploymentId: id,
-            requestId: input.requestId,
-          },
-        );
+    ) {
+      let source: DeploymentSource;
+      if (input.uploadId) {
+        if (!(await deps.uploads.get(principal.org._id, input.uploadId))) {
+          throw new AppError(
+            'INVALID_REQUEST',
+            `uploadId ${input.uploadId} is unknown, expired or not this organisation's; upload the zip with POST /uploads/zip first.`,
+            {
+              uploadId: input.uploadId,
+            },
+          );
+        }
+        source = {
+          type: 'upload',
+          uploadId: input.uploadId,
+          ...(input.dockerfilePath ? { dockerfilePath: input.dockerfilePath } : {}),
+        };
+      } else {
+        source = {
+          type: 'git',
+          repoUrl: input.repoUrl!,
+          ...(input.branch ? { branch: input.branch } : {}),
+          ...(input.gitTokenSecretId ? { gitTokenSecretId: input.gitTokenSecretId } : {}),
+          ...(input.dockerfilePath ? { dockerfilePath: input.dockerfilePath } : {}),
+        };
       }
-      await ensureWorkflow(record);
-      return record;
+      return create(principal, input, source, origin);
     },
 
-    async get(principal: Principal, id: string): Promise<DeploymentRecord> {
-      const record = await store.get(principal.org._id, id);
-      if (!record)
-        throw new AppError('DEPLOYMENT_NOT_FOUND', `No deployment ${id} in this organisation.`, { deploymentId: id });
-      return record;
-    },
+    get,
 
     list: (
       principal: Principal,
@@ -127,11 +217,25 @@ export function createDeploymentService(deps: {
       },
     ) => store.list({ orgId: principal.org._id, ...q }),
 
+    /** Platform lines (build, system) first, then the container's own output; the last `limit`, oldest first. */
+    async logs(principal: Principal, id: string, limit: number): Promise<LogLine[]> {
+      const record = await get(principal, id);
+      const platform = await deps.logs.tail(id, limit);
+      let container: LogLine[] = [];
+      if (record.container) {
+        container = await readContainerLogs(deps.docker, record.container.id, limit).catch(
+          (err: { statusCode?: number }) => {
+            if (err.statusCode === 404) return [];
+            throw err;
+          },
+        );
+      }
+      return [...platform, ...container].slice(-limit);
+    },
+
     /** Hides the deployment at once, then lets its workflow remove what it holds. */
     async destroy(principal: Principal, id: string): Promise<void> {
-      if (!(await store.markDestroyed(principal.org._id, id))) {
-        throw new AppError('DEPLOYMENT_NOT_FOUND', `No deployment ${id} in this organisation.`, { deploymentId: id });
-      }
+      if (!(await store.markDestroyed(principal.org._id, id))) throw notFound(id);
       try {
         await temporal.workflow.getHandle(deploymentWorkflowId(id)).signal(destroySignal);
       } catch (err) {

@@ -9,15 +9,24 @@ declare module 'express-serve-static-core' {
   }
 }
 
-/** Resolves the bearer token on every request of an origin; failures go to that origin's renderer. */
-export function authenticate(identity: Pick<IdentityService, 'authenticate'>): RequestHandler {
-  return async (req: Request, _res: Response, next: NextFunction) => {
+export function bearerToken(req: Request): string | undefined {
+  return req.get('authorization')?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
+}
+
+/**
+ * Resolves the bearer token on every request of an origin; failures go to that origin's renderer,
+ * after `onFailure` (which may, say, count the attempt against a per-address rate limit).
+ */
+export function authenticate(
+  identity: Pick<IdentityService, 'authenticate'>,
+  onFailure?: (req: Request, res: Response) => Promise<void>,
+): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
     try {
-      const header = req.get('authorization');
-      const match = header?.match(/^Bearer\s+(\S+)\s*$/i);
-      req.principal = await identity.authenticate(match?.[1]);
+      req.principal = await identity.authenticate(bearerToken(req));
       next();
     } catch (err) {
+      await onFailure?.(req, res).catch(() => undefined);
       next(err);
     }
   };

@@ -34,3 +34,12 @@ export function compatErrors(log: Logger): ErrorRequestHandler {
     res.status(e.status).json({ error: e.message, code: e.code, details: e.details });
   };
 }
+
+/** Platform API: PlatformError {status: "error", message}; a 429 keeps its Retry-After header. */
+export function platformErrors(log: Logger): ErrorRequestHandler {
+  return (err, _req, res, _next) => {
+    const e = toAppError(err, log);
+    const message = e.code === 'INTERNAL_ERROR' ? `${e.message} (request ${String(e.details.requestId)})` : e.message;
+    res.status(e.status).json({ status: 'error', message });
+  };
+}

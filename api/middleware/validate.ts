@@ -3,13 +3,13 @@ import { z } from 'zod';
 
 import { AppError } from '../../shared/errors';
 
-interface Schemas {
+export interface Schemas {
   body?: z.ZodType;
   query?: z.ZodType;
   params?: z.ZodType;
 }
 
-type Parsed<S extends Schemas> = {
+export type Parsed<S extends Schemas> = {
   [K in keyof S]: S[K] extends z.ZodType ? z.infer<S[K]> : never;
 };
 

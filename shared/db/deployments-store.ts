@@ -32,6 +32,11 @@ export function createDeploymentStore(db: Db) {
       await guard('deployments.insert', () => col.insertOne(record));
     },
 
+    /** Deployments that count against the plan quota: not destroyed and not failed. */
+    async countLive(orgId: string): Promise<number> {
+      return guard('deployments.countLive', () => col.countDocuments({ orgId, ...live, status: { $ne: 'failed' } }));
+    },
+
     async findAny(id: string) {
       return guard('deployments.findAny', () => col.findOne({ _id: id }));
     },

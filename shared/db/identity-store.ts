@@ -52,6 +52,9 @@ export function createIdentityStore(db: Db) {
     insertUser: (user: UserRecord) => guard('users.insert', () => users.insertOne(user)),
     getUser: (orgId: string, id: string) => guard('users.get', () => users.findOne({ _id: id, orgId })),
     insertToken: (token: TokenRecord) => guard('tokens.insert', () => tokens.insertOne(token)),
+    getToken: (orgId: string, id: string) => guard('tokens.get', () => tokens.findOne({ _id: id, orgId })),
+    listTokens: (orgId: string, userId: string) =>
+      guard('tokens.list', () => tokens.find({ orgId, userId }).sort({ createdAt: -1 }).limit(500).toArray()),
     findTokenByHash: (hash: string) => guard('tokens.findByHash', () => tokens.findOne({ hash })),
     async revokeToken(id: string, orgId?: string): Promise<boolean> {
       const filter = orgId ? { _id: id, orgId } : { _id: id };

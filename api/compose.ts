@@ -1,0 +1,52 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { Client } from '@temporalio/client';
+import type Docker from 'dockerode';
+
+import type { Config } from '../shared/config';
+import { createDeploymentStore } from '../shared/db/deployments-store';
+import { createIdentityStore } from '../shared/db/identity-store';
+import { createLogStore } from '../shared/db/logs-store';
+import type { Database } from '../shared/db/mongo';
+import { createUploadStore } from '../shared/db/uploads-store';
+import { createIdentityService } from '../shared/identity';
+import type { Logger } from '../shared/logger';
+import type { AppDeps } from './app';
+import { createDeploymentService } from './deployments/service';
+import { createRateLimiters, limitRules } from './middleware/rate-limit';
+import { createUploadService } from './uploads/service';
+
+/** Builds every store and service of the api from its connections: used by server.ts and by the tests alike. */
+export async function composeApi(c: {
+  config: Config;
+  log: Logger;
+  database: Database;
+  temporal: Client;
+  docker: Docker;
+  s3: S3Client;
+}): Promise<AppDeps> {
+  const { db } = c.database;
+  const identityStore = createIdentityStore(db);
+  const deploymentStore = createDeploymentStore(db);
+  const logStore = createLogStore(db);
+  const uploadStore = createUploadStore(db);
+  // Sequential on purpose: FerretDB handles concurrent index builds poorly.
+  for (const store of [identityStore, deploymentStore, logStore, uploadStore]) await store.ensureIndexes();
+  const limiters = await createRateLimiters(c.database.client, db.databaseName, limitRules(c.config));
+  return {
+    config: c.config,
+    log: c.log,
+    db,
+    temporal: c.temporal,
+    limiters,
+    identity: createIdentityService({ store: identityStore }),
+    deployments: createDeploymentService({
+      store: deploymentStore,
+      logs: logStore,
+      uploads: uploadStore,
+      temporal: c.temporal,
+      docker: c.docker,
+      config: c.config,
+    }),
+    uploads: createUploadService({ store: uploadStore, s3: c.s3, config: c.config }),
+  };
+}

@@ -1,0 +1,25 @@
+import type { Plan } from '../../shared/db/identity-store';
+import { type Provider, PROVIDERS } from '../../shared/deployments';
+import { PLAN_POLICIES } from '../../shared/plans';
+
+const NAMES: Record<Provider, string> = {
+  engine_local: 'Local container engine (Docker Engine)',
+  cloud_a_run: 'Cloud A Run',
+  cloud_b_container_apps: 'Cloud B Container Apps',
+  cloud_c_ecs_fargate: 'Cloud C ECS on Fargate',
+};
+
+/** Cloud adapters need credentials and an adapter this server does not ship yet, so only engine_local can be available. */
+const CONFIGURED: ReadonlySet<Provider> = new Set(['engine_local']);
+
+export function providerAvailability(plan: Plan) {
+  return PROVIDERS.map((id) => {
+    const onPlan = PLAN_POLICIES[plan].providers.includes(id);
+    const reason = !onPlan
+      ? `not included in the ${plan} plan`
+      : !CONFIGURED.has(id)
+        ? 'no credentials are configured for it on this server'
+        : undefined;
+    return { id, name: NAMES[id], available: !reason, ...(reason ? { reason } : {}) };
+  });
+}

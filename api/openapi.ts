@@ -1,0 +1,126 @@
+import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import type { z } from 'zod';
+
+import { ErrorResponse } from './compat/schemas';
+import { PlatformError } from './platform/tokens/schemas';
+import { openApiPath, type RouteDef } from './routes';
+
+interface Origin {
+  prefix: string;
+  routes: RouteDef[];
+  errorSchema: z.ZodType;
+  errorStatuses: Record<number, string>;
+}
+
+const COMPAT_ERRORS: Record<number, string> = {
+  400: 'INVALID_REQUEST: the body, query or path failed validation (see details.issues)',
+  401: 'INVALID_TOKEN or TOKEN_EXPIRED',
+  403: 'INSUFFICIENT_SCOPE or PROVIDER_NOT_ALLOWED',
+  404: 'DEPLOYMENT_NOT_FOUND or PROJECT_NOT_FOUND (also for another organisation’s IDs)',
+  409: 'DUPLICATE_REQUEST: the requestId was used before; details.deploymentId names the first deployment',
+  429: 'RATE_LIMIT_EXCEEDED (Retry-After says when) or QUOTA_EXCEEDED',
+  500: 'INTERNAL_ERROR: retry with backoff; details.requestId identifies the failure',
+};
+
+const PLATFORM_ERRORS: Record<number, string> = {
+  400: 'Invalid request, or blocked by a safety check',
+  401: 'Missing, malformed, revoked or expired token',
+  403: 'The token or the user lacks the permission',
+  404: 'Not found, or not in your organisation',
+  429: 'Rate limited; Retry-After says when',
+};
+
+const RATE_HEADERS = {
+  'X-RateLimit-Limit': { description: 'Requests allowed in the window', schema: { type: 'integer' as const } },
+  'X-RateLimit-Remaining': { description: 'Requests left in the window', schema: { type: 'integer' as const } },
+  'X-RateLimit-Reset': { description: 'When the window resets, Unix seconds', schema: { type: 'integer' as const } },
+};
+
+/** The OpenAPI 3.1.0 document, generated from the same route definitions (and zod schemas) the routers use. */
+export function buildOpenApi(origins: { compat: RouteDef[]; platform: RouteDef[] }) {
+  const registry = new OpenAPIRegistry();
+  const bearer = registry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An access token, `svc_…`',
+  });
+  const list: Origin[] = [
+    { prefix: '/compat', routes: origins.compat, errorSchema: ErrorResponse, errorStatuses: COMPAT_ERRORS },
+    { prefix: '/platform', routes: origins.platform, errorSchema: PlatformError, errorStatuses: PLATFORM_ERRORS },
+  ];
+  for (const origin of list) {
+    const compat = origin.prefix === '/compat';
+    for (const r of origin.routes) {
+      const responses: Record<string, object> = {};
+      for (const [status, res] of Object.entries(r.responses)) {
+        responses[status] = {
+          description: res.description,
+          ...(compat ? { headers: RATE_HEADERS } : {}),
+          ...(res.schema ? { content: { 'application/json': { schema: res.schema } } } : {}),
+        };
+      }
+      for (const [status, description] of Object.entries(origin.errorStatuses)) {
+        const retry =
+          status === '429'
+            ? { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' as const } } }
+            : {};
+        responses[status] = {
+          description,
+          headers: { ...(compat ? RATE_HEADERS : {}), ...retry },
+          content: { 'application/json': { schema: origin.errorSchema } },
+        };
+      }
+      const body = r.request.body
+        ? { body: { required: true, content: { 'application/json': { schema: r.request.body } } } }
+        : r.multipart
+          ? {
+              body: {
+                required: true,
+                content: {
+                  'multipart/form-data': {
+                    schema: {
+                      type: 'object' as const,
+                      required: [r.multipart.field],
+                      properties: {
+                        [r.multipart.field]: {
+                          type: 'string' as const,
+                          format: 'binary',
+                          description: r.multipart.description,
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+            }
+          : {};
+      registry.registerPath({
+        method: r.method,
+        path: origin.prefix + openApiPath(r.path),
+        summary: r.summary,
+        description: r.description,
+        tags: r.tags,
+        security: [{ [bearer.name]: [] }],
+        request: {
+          ...(r.request.params ? { params: r.request.params as z.ZodObject } : {}),
+          ...(r.request.query ? { query: r.request.query as z.ZodObject } : {}),
+          ...body,
+        },
+        responses: responses as never,
+      });
+    }
+  }
+  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Slipway',
+      version: '1.1.0',
+      description:
+        'Deploy containers from an image, a Git repository or an uploaded zip, then poll, read logs and destroy. ' +
+        'Compatibility API under /compat (ErrorResponse errors, X-RateLimit-* headers on every response); platform API under /platform ' +
+        '({status:"success", data} bodies, PlatformError errors). Rate limits: compat deploy+delete 20/hour/org, uploads 20/hour/org, ' +
+        'reads 60/min/org; platform 100/15 min per token.',
+    },
+    servers: [{ url: '/' }],
+  });
+}

@@ -1,0 +1,101 @@
+import type { RequestHandler } from 'express';
+import { z } from 'zod';
+
+import type { TokenRecord } from '../../../shared/db/identity-store';
+import { AppError } from '../../../shared/errors';
+import type { IdentityService } from '../../../shared/identity';
+import { roleAllows } from '../../../shared/permissions';
+import { principalOf } from '../../middleware/auth';
+import { route, type RouteDef } from '../../routes';
+import { CreateTokenRequest, success, TokenIdParams, TokenSummary } from './schemas';
+
+const view = (t: TokenRecord) => ({
+  id: t._id,
+  name: t.name,
+  scopes: t.scopes,
+  expiresAt: t.expiresAt.toISOString(),
+  createdAt: t.createdAt.toISOString(),
+  lastUsedAt: t.lastUsedAt?.toISOString() ?? null,
+  revokedAt: t.revokedAt?.toISOString() ?? null,
+});
+
+export function tokenRoutes(deps: {
+  identity: IdentityService;
+  can: (p: 'token.manage') => RequestHandler;
+}): RouteDef[] {
+  const { identity } = deps;
+  const tags = ['Access tokens'];
+  return [
+    route({
+      method: 'post',
+      path: '/tokens',
+      summary: 'Create an access token for yourself; the secret is shown once',
+      description: 'A token may carry only scopes your role grants and the calling token holds.',
+      tags,
+      request: { body: CreateTokenRequest },
+      before: [deps.can('token.manage')],
+      responses: {
+        200: {
+          description: 'The new token',
+          schema: success(
+            TokenSummary.extend({ token: z.string().meta({ description: 'The secret; shown only here' }) }),
+          ),
+        },
+      },
+      handler: async ({ body }, req, res) => {
+        const p = principalOf(req);
+        const beyond = body.scopes.filter((s) => !roleAllows(p.user.role, s) || !p.token.scopes.includes(s));
+        if (beyond.length) {
+          throw new AppError(
+            'INSUFFICIENT_SCOPE',
+            `You cannot grant ${beyond.join(', ')}: your role or this token does not hold it.`,
+            {
+              scopes: beyond,
+            },
+          );
+        }
+        const t = await identity.createToken({
+          orgId: p.org._id,
+          userId: p.user._id,
+          name: body.name,
+          scopes: body.scopes,
+          expiresInS: body.expiresIn,
+        });
+        const record = await identity.getToken(p.org._id, t.id);
+        res.json({ status: 'success', data: { ...view(record!), token: t.token } });
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/tokens',
+      summary: 'List your access tokens (never their secrets)',
+      tags,
+      request: {},
+      before: [deps.can('token.manage')],
+      responses: { 200: { description: 'Tokens', schema: success(TokenSummary.array()) } },
+      handler: async (_input, req, res) => {
+        const p = principalOf(req);
+        res.json({ status: 'success', data: (await identity.listTokens(p.org._id, p.user._id)).map(view) });
+      },
+    }),
+    route({
+      method: 'delete',
+      path: '/tokens/:id',
+      summary: 'Revoke one of your access tokens, at once',
+      tags,
+      request: { params: TokenIdParams },
+      before: [deps.can('token.manage')],
+      responses: { 204: { description: 'Revoked' } },
+      handler: async ({ params }, req, res) => {
+        const p = principalOf(req);
+        const owners = p.user.role === 'owner' || p.user.role === 'admin';
+        const t = await identity.getToken(p.org._id, params.id);
+        if (!t || t.revokedAt || (!owners && t.userId !== p.user._id)) {
+          throw new AppError('INVALID_REQUEST', `No active token ${params.id} of yours.`, {}, 404);
+        }
+        await identity.revokeToken(params.id, p.org._id);
+        res.status(204).end();
+      },
+    }),
+  ];
+}

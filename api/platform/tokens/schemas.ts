@@ -1,0 +1,46 @@
+import { z } from 'zod';
+
+import { PERMISSIONS } from '../../../shared/permissions';
+
+const MAX_TTL_S = 365 * 86400;
+
+/** "90d", "12h", "30m", "45s" or a number of seconds. */
+const Duration = z
+  .union([z.number().int().positive(), z.string().regex(/^\d+[smhd]$/, 'a duration such as 30m, 12h or 90d')])
+  .transform((v) =>
+    typeof v === 'number'
+      ? v
+      : Number(v.slice(0, -1)) * { s: 1, m: 60, h: 3600, d: 86400 }[v.slice(-1) as 's' | 'm' | 'h' | 'd'],
+  )
+  .refine((s) => s <= MAX_TTL_S, 'at most 365 days');
+
+export const CreateTokenRequest = z
+  .object({
+    name: z.string().min(1).max(100),
+    scopes: z.array(z.enum(PERMISSIONS)).min(1),
+    expiresIn: Duration.default(90 * 86400).meta({
+      description: 'Lifetime: seconds, or e.g. "1h", "30d"; at most 365 days',
+    }),
+  })
+  .strict()
+  .meta({ id: 'CreateTokenRequest' });
+
+export const TokenIdParams = z.object({ id: z.uuid('a token ID in UUID format') });
+
+export const TokenSummary = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    scopes: z.array(z.string()),
+    expiresAt: z.iso.datetime(),
+    createdAt: z.iso.datetime(),
+    lastUsedAt: z.iso.datetime().nullable(),
+    revokedAt: z.iso.datetime().nullable(),
+  })
+  .meta({ id: 'TokenSummary' });
+
+export const PlatformError = z
+  .object({ status: z.literal('error'), message: z.string() })
+  .meta({ id: 'PlatformError' });
+
+export const success = <T extends z.ZodType>(data: T) => z.object({ status: z.literal('success'), data });

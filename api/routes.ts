@@ -1,0 +1,40 @@
+import { type RequestHandler, Router } from 'express';
+import type { z } from 'zod';
+
+import { handle, type Parsed, type Schemas } from './middleware/validate';
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/**
+ * One route, described once: the Express router and the OpenAPI document are both built from it,
+ * so the schemas that validate a request are the ones the document publishes.
+ */
+export interface RouteDef<S extends Schemas = Schemas> {
+  method: Method;
+  /** Express syntax (`/deployments/:id`); the OpenAPI path is derived from it. */
+  path: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  request: S;
+  /** A multipart body, documented as such; its parser runs in `before`. */
+  multipart?: { field: string; description: string };
+  /** Middleware after authentication and before validation: rate limit, permission, body parsers. */
+  before: RequestHandler[];
+  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  handler: (
+    input: Parsed<S>,
+    req: Parameters<RequestHandler>[0],
+    res: Parameters<RequestHandler>[1],
+  ) => Promise<void> | void;
+}
+
+export const route = <S extends Schemas>(def: RouteDef<S>): RouteDef => def as unknown as RouteDef;
+
+export function mountRoutes(routes: RouteDef[]): Router {
+  const router = Router();
+  for (const r of routes) router[r.method](r.path, ...r.before, handle(r.request, r.handler));
+  return router;
+}
+
+export const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');

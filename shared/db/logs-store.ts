@@ -1,0 +1,41 @@
+import type { Db } from 'mongodb';
+
+import type { LogLine } from '../engine/logs';
+import { ensureIndexesWithRetry, guard } from './mongo';
+
+interface StoredLogLine {
+  deploymentId: string;
+  at: Date;
+  seq: number;
+  stream: 'build' | 'system';
+  message: string;
+}
+
+/** Lines the platform itself writes for a deployment (build output, system notices); container output stays in the engine. */
+export function createLogStore(db: Db) {
+  const col = db.collection<StoredLogLine>('deployment_logs');
+  return {
+    ensureIndexes: () =>
+      ensureIndexesWithRetry('deployment_logs.createIndexes', () =>
+        col.createIndex({ deploymentId: 1, at: 1, seq: 1 }),
+      ),
+
+    async append(deploymentId: string, stream: StoredLogLine['stream'], messages: string[]): Promise<void> {
+      if (messages.length === 0) return;
+      const at = new Date();
+      await guard('deployment_logs.append', () =>
+        col.insertMany(messages.map((message, seq) => ({ deploymentId, at, seq, stream, message }))),
+      );
+    },
+
+    /** The last `limit` lines, oldest first. */
+    async tail(deploymentId: string, limit: number): Promise<LogLine[]> {
+      const docs = await guard('deployment_logs.tail', () =>
+        col.find({ deploymentId }).sort({ at: -1, seq: -1 }).limit(limit).toArray(),
+      );
+      return docs.reverse().map((d) => ({ timestamp: d.at.toISOString(), stream: d.stream, message: d.message }));
+    },
+  };
+}
+
+export type LogStore = ReturnType<typeof createLogStore>;

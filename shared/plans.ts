@@ -1,0 +1,24 @@
+import type { Plan } from './db/identity-store';
+import type { Provider } from './deployments';
+
+export interface PlanPolicy {
+  providers: readonly Provider[];
+  /** Deployments not destroyed and not failed; the next deploy answers 429 QUOTA_EXCEEDED. */
+  maxLiveDeployments: number;
+  /** Per-container resources on engine_local. */
+  limits: { memoryMb: number; cpus: number; pids: number };
+}
+
+export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
+  free: { providers: ['engine_local'], maxLiveDeployments: 3, limits: { memoryMb: 256, cpus: 0.5, pids: 256 } },
+  pro: {
+    providers: ['engine_local', 'cloud_a_run', 'cloud_b_container_apps', 'cloud_c_ecs_fargate'],
+    maxLiveDeployments: 50,
+    limits: { memoryMb: 1024, cpus: 1, pids: 1024 },
+  },
+  enterprise: {
+    providers: ['engine_local', 'cloud_a_run', 'cloud_b_container_apps', 'cloud_c_ecs_fargate'],
+    maxLiveDeployments: 1000,
+    limits: { memoryMb: 4096, cpus: 2, pids: 4096 },
+  },
+};
