@@ -4,15 +4,15 @@ import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 
-import { createDockerClient } from '../../activities/providers/docker-client';
 import { buildApp } from '../../api/app';
-import { createDeploymentService } from '../../api/deployments/service';
+import { composeApi } from '../../api/compose';
 import { parseConfig } from '../../shared/config';
 import { createDeploymentStore } from '../../shared/db/deployments-store';
-import { createIdentityStore } from '../../shared/db/identity-store';
+import { createLogStore } from '../../shared/db/logs-store';
 import { connectMongo } from '../../shared/db/mongo';
-import { createIdentityService } from '../../shared/identity';
+import { createDockerClient } from '../../shared/engine/docker-client';
 import { createLogger } from '../../shared/logger';
+import { createS3Client } from '../../shared/s3';
 import { createDeploymentWorker } from '../../worker/create-worker';
 
 /**
@@ -21,7 +21,11 @@ import { createDeploymentWorker } from '../../worker/create-worker';
  */
 let runtimeInstalled = false;
 
-export async function startHarness(name: string) {
+export async function startHarness(
+  name: string,
+  overrides: Record<string, string> = {},
+  opts: { worker?: boolean } = {},
+) {
   if (!runtimeInstalled) {
     // The worker's INFO lines (bundle sizes, state changes) would bury the test output.
     Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -34,55 +38,61 @@ export async function startHarness(name: string) {
     LOG_LEVEL: 'silent',
     TEMPORAL_TASK_QUEUE: taskQueue,
     MONGODB_DB: 'slipway_test',
+    ...overrides,
   });
   const log = createLogger('test', config.LOG_LEVEL);
   const database = await connectMongo(config.MONGODB_URL, config.MONGODB_DB);
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const docker = createDockerClient(config.DOCKER_HOST);
-  const identityStore = createIdentityStore(database.db);
-  const deploymentStore = createDeploymentStore(database.db);
-  await Promise.all([identityStore.ensureIndexes(), deploymentStore.ensureIndexes()]);
-  const identity = createIdentityService({ store: identityStore });
+  const deps = await composeApi({ config, log, database, temporal, docker, s3: createS3Client(config) });
 
-  const workerConnection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  const worker = await createDeploymentWorker({
-    connection: workerConnection,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue,
-    store: deploymentStore,
-    engine: { docker, publicHost: config.ENGINE_PUBLIC_HOST, bindIp: config.ENGINE_BIND_IP },
-  });
-  const running = worker.run();
+  const workerConnection =
+    opts.worker === false ? undefined : await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const worker =
+    workerConnection &&
+    (await createDeploymentWorker({
+      connection: workerConnection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue,
+      store: createDeploymentStore(database.db),
+      logs: createLogStore(database.db),
+      engine: { docker, publicHost: config.ENGINE_PUBLIC_HOST, bindIp: config.ENGINE_BIND_IP },
+    }));
+  const running = worker?.run();
 
-  const app = buildApp({
-    config,
-    log,
-    db: database.db,
-    temporal,
-    identity,
-    deployments: createDeploymentService({ store: deploymentStore, temporal, config }),
-  });
+  const app = buildApp(deps);
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const extraServers: Server[] = [];
 
   return {
     baseUrl,
     config,
     db: database.db,
     docker,
-    identity,
+    identity: deps.identity,
     temporal,
     taskQueue,
     /** A fresh organisation with an owner token: tests never see each other's data. */
-    newOrg: (plan: 'free' | 'pro' | 'enterprise' = 'pro') => identity.bootstrap({ orgName: `test-${name}`, plan }),
+    newOrg: (plan: 'free' | 'pro' | 'enterprise' = 'pro') => deps.identity.bootstrap({ orgName: `test-${name}`, plan }),
+    /** A second api process in all but name: its own app and stores over the same MongoDB, Temporal and engine. */
+    async secondApi(): Promise<string> {
+      const other = buildApp(await composeApi({ config, log, database, temporal, docker, s3: createS3Client(config) }));
+      const s: Server = await new Promise((resolve) => {
+        const srv = other.listen(0, '127.0.0.1', () => resolve(srv));
+      });
+      extraServers.push(s);
+      return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+    },
     async stop() {
+      for (const s of extraServers) await new Promise((resolve) => s.close(resolve));
       await new Promise((resolve) => server.close(resolve));
-      worker.shutdown();
+      worker?.shutdown();
       await running;
-      await workerConnection.close();
+      await workerConnection?.close();
       await connection.close();
       await database.close();
     },
