@@ -17,6 +17,7 @@ export function createActivities(deps: ActivityDeps) {
     ensureImage: engine.ensureImage.bind(engine),
     startContainer: engine.startContainer.bind(engine),
     waitReady: engine.waitReady.bind(engine),
+    stopDeployment: engine.stopDeployment.bind(engine),
     removeDeployment: engine.removeDeployment.bind(engine),
   };
 }

@@ -17,7 +17,7 @@ const { recordStatus, appendLog } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { maximumInterval: '10 seconds' },
 });
-const { ensureImage, startContainer, removeDeployment } = proxyActivities<Activities>({
+const { ensureImage, startContainer, stopDeployment, removeDeployment } = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '1 minute',
   retry: { maximumInterval: '30 seconds', maximumAttempts: 5 },
@@ -93,9 +93,11 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     } catch (err) {
       if (isCancellation(err)) throw err;
       const message = failureMessage(err);
-      await CancellationScope.nonCancellable(() =>
-        record('failed', message, { url: null, error: { code: 'DEPLOYMENT_FAILED', phase, message } }),
-      );
+      await CancellationScope.nonCancellable(async () => {
+        // A container that failed to become ready is stopped, not removed: its logs explain the failure.
+        if (phase === 'start' || phase === 'ready') await stopDeployment(input.deploymentId);
+        await record('failed', message, { url: null, error: { code: 'DEPLOYMENT_FAILED', phase, message } });
+      });
     }
   });
 

@@ -55,6 +55,20 @@ function tcpAnswers(host: string, port: number): Promise<boolean> {
   });
 }
 
+async function exitedBeforeReady(
+  docker: Docker,
+  containerId: string,
+  exitCode: number,
+  port: number,
+): Promise<ApplicationFailure> {
+  const tail = (await readLogs(docker, containerId, 20)).map((l) => l.message).join('\n');
+  return ApplicationFailure.create({
+    nonRetryable: true,
+    type: 'ContainerExited',
+    message: `container exited with code ${exitCode} before answering on port ${port}; last log lines:\n${tail}`,
+  });
+}
+
 /** engine_local: deployments as containers on a Docker Engine, one bridge network per organisation. */
 export function createEngineLocal({ docker, publicHost, bindIp }: EngineLocalDeps) {
   return {
@@ -148,6 +162,10 @@ export function createEngineLocal({ docker, publicHost, bindIp }: EngineLocalDep
       const info = await container.inspect();
       if (!info.State.Running) await container.start();
       const running = await container.inspect();
+      // A crash-looping container shows as restarting between runs, with no port published.
+      if (!running.State.Running || running.State.Restarting) {
+        throw await exitedBeforeReady(docker, running.Id, running.State.ExitCode, spec.port);
+      }
       const hostPort = Number(running.NetworkSettings.Ports[portKey]?.[0]?.HostPort);
       if (!hostPort) throw new Error(`engine published no host port for ${portKey}`);
       return { id: running.Id, name, hostPort, url: `http://${publicHost}:${hostPort}` };
@@ -163,14 +181,8 @@ export function createEngineLocal({ docker, publicHost, bindIp }: EngineLocalDep
       for (;;) {
         heartbeat();
         const info = await container.inspect();
-        if (!info.State.Running) {
-          const tail = (await readLogs(docker, input.containerId, 20)).map((l) => l.message).join('\n');
-          throw ApplicationFailure.create({
-            nonRetryable: true,
-            type: 'ContainerExited',
-            message: `container exited with code ${info.State.ExitCode} before answering on port ${input.port}; last log lines:\n${tail}`,
-          });
-        }
+        if (!info.State.Running)
+          throw await exitedBeforeReady(docker, input.containerId, info.State.ExitCode, input.port);
         const ips = Object.values(info.NetworkSettings.Networks)
           .map((n) => n.IPAddress)
           .filter(Boolean);
@@ -187,7 +199,31 @@ export function createEngineLocal({ docker, publicHost, bindIp }: EngineLocalDep
       }
     },
 
-    /** Removes every container of the deployment (all revisions); absent ones are fine. */
+    /** Stops every container of the deployment and keeps them, so a failed deploy stops crash-looping but keeps its logs. */
+    async stopDeployment(deploymentId: string): Promise<void> {
+      const containers = await docker.listContainers({
+        all: true,
+        filters: { label: [`${LABELS.deploymentId}=${deploymentId}`] },
+      });
+      for (const c of containers) {
+        // Without this the restart policy would bring a stopped container back when the engine restarts.
+        await docker
+          .getContainer(c.Id)
+          .update({ RestartPolicy: { Name: 'no' } })
+          .catch(() => undefined);
+        await docker
+          .getContainer(c.Id)
+          .stop({ t: 5 })
+          .catch((err: unknown) => {
+            if (![304, 404].includes(statusCode(err) ?? 0)) throw err;
+          });
+      }
+    },
+
+    /**
+     * Removes every container of the deployment, then the org's network once nothing is attached to it: the
+     * engine has room for only a few dozen bridge networks. A deploy racing this recreates the network on retry.
+     */
     async removeDeployment(deploymentId: string): Promise<number> {
       const containers = await docker.listContainers({
         all: true,
@@ -198,6 +234,20 @@ export function createEngineLocal({ docker, publicHost, bindIp }: EngineLocalDep
           await docker.getContainer(c.Id).remove({ force: true, v: true });
         } catch (err) {
           if (statusCode(err) !== 404) throw err;
+        }
+      }
+      const orgId = containers[0]?.Labels[LABELS.orgId];
+      if (orgId) {
+        const networks = (await docker.listNetworks({ filters: { name: [networkName(orgId)] } })).filter(
+          (n) => n.Name === networkName(orgId),
+        );
+        for (const n of networks) {
+          const info = await docker.getNetwork(n.Id).inspect();
+          if (Object.keys(info.Containers ?? {}).length === 0)
+            await docker
+              .getNetwork(n.Id)
+              .remove()
+              .catch(() => undefined);
         }
       }
       return containers.length;

@@ -130,15 +130,13 @@ export function compatRoutes(deps: CompatDeps): RouteDef[] {
         if (!req.file) throw new AppError('INVALID_REQUEST', 'Missing the multipart file part "archive".');
         try {
           const u = await deps.uploads.accept(principalOf(req), req.file);
-          res
-            .status(201)
-            .json({
-              uploadId: u._id,
-              filename: u.filename,
-              size: u.size,
-              sha256: u.sha256,
-              expiresAt: u.expiresAt.toISOString(),
-            });
+          res.status(201).json({
+            uploadId: u._id,
+            filename: u.filename,
+            size: u.size,
+            sha256: u.sha256,
+            expiresAt: u.expiresAt.toISOString(),
+          });
         } finally {
           await fs.rm(req.file.path, { force: true });
         }

@@ -3,7 +3,7 @@ import type Docker from 'dockerode';
 import { v4 as uuidv4, v5 as uuidv5 } from 'uuid';
 
 import type { Config } from '../../shared/config';
-import { deploymentWorkflowId, SEARCH_ATTRIBUTES } from '../../shared/constants';
+import { deploymentWorkflowId, LABELS, SEARCH_ATTRIBUTES } from '../../shared/constants';
 import type { DeploymentStore } from '../../shared/db/deployments-store';
 import type { LogStore } from '../../shared/db/logs-store';
 import { isDuplicateKey } from '../../shared/db/mongo';
@@ -219,17 +219,13 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
 
     /** Platform lines (build, system) first, then the container's own output; the last `limit`, oldest first. */
     async logs(principal: Principal, id: string, limit: number): Promise<LogLine[]> {
-      const record = await get(principal, id);
+      await get(principal, id);
       const platform = await deps.logs.tail(id, limit);
-      let container: LogLine[] = [];
-      if (record.container) {
-        container = await readContainerLogs(deps.docker, record.container.id, limit).catch(
-          (err: { statusCode?: number }) => {
-            if (err.statusCode === 404) return [];
-            throw err;
-          },
-        );
-      }
+      // By label, not by the record: a container that died during its start never made it into the record.
+      const [latest] = (
+        await deps.docker.listContainers({ all: true, filters: { label: [`${LABELS.deploymentId}=${id}`] } })
+      ).sort((a, b) => Number(b.Labels[LABELS.revision]) - Number(a.Labels[LABELS.revision]));
+      const container = latest ? await readContainerLogs(deps.docker, latest.Id, limit) : [];
       return [...platform, ...container].slice(-limit);
     },
 

@@ -14,7 +14,7 @@ declare global {
  * running `npm start` or its .data/. Variables already set (MONGODB_URL, …) point at existing servers instead.
  */
 export default async function globalSetup(): Promise<void> {
-  await ensureDebianPackages(['busybox-static'], 'the test images');
+  await ensureDebianPackages(['busybox-static', 'docker-registry'], 'the test images and the local registry');
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-test-'));
   const stack = await startStack({ dataDir, ports: 'free', headless: true });
   Object.assign(process.env, stack.env);

@@ -7,6 +7,7 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { buildApp } from '../../api/app';
 import { composeApi } from '../../api/compose';
 import { parseConfig } from '../../shared/config';
+import { LABELS } from '../../shared/constants';
 import { createDeploymentStore } from '../../shared/db/deployments-store';
 import { createLogStore } from '../../shared/db/logs-store';
 import { connectMongo } from '../../shared/db/mongo';
@@ -67,6 +68,24 @@ export async function startHarness(
   });
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const extraServers: Server[] = [];
+  const orgIds: string[] = [];
+  /** Whatever a failed test left on the engine for this file's organisations goes with the harness. */
+  const removeLeftovers = async () => {
+    for (const orgId of orgIds) {
+      const containers = await docker.listContainers({ all: true, filters: { label: [`${LABELS.orgId}=${orgId}`] } });
+      for (const c of containers)
+        await docker
+          .getContainer(c.Id)
+          .remove({ force: true })
+          .catch(() => undefined);
+      const networks = await docker.listNetworks({ filters: { name: [`slipway-org-${orgId}`] } });
+      for (const n of networks)
+        await docker
+          .getNetwork(n.Id)
+          .remove()
+          .catch(() => undefined);
+    }
+  };
 
   return {
     baseUrl,
@@ -77,7 +96,11 @@ export async function startHarness(
     temporal,
     taskQueue,
     /** A fresh organisation with an owner token: tests never see each other's data. */
-    newOrg: (plan: 'free' | 'pro' | 'enterprise' = 'pro') => deps.identity.bootstrap({ orgName: `test-${name}`, plan }),
+    async newOrg(plan: 'free' | 'pro' | 'enterprise' = 'pro') {
+      const org = await deps.identity.bootstrap({ orgName: `test-${name}`, plan });
+      orgIds.push(org.orgId);
+      return org;
+    },
     /** A second api process in all but name: its own app and stores over the same MongoDB, Temporal and engine. */
     async secondApi(): Promise<string> {
       const other = buildApp(await composeApi({ config, log, database, temporal, docker, s3: createS3Client(config) }));
@@ -92,6 +115,7 @@ export async function startHarness(
       await new Promise((resolve) => server.close(resolve));
       worker?.shutdown();
       await running;
+      await removeLeftovers();
       await workerConnection?.close();
       await connection.close();
       await database.close();

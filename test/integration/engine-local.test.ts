@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+
+import { LABELS } from '../../shared/constants';
+import { client } from '../helpers/client';
+import { eventually, type Harness, startHarness } from '../helpers/harness';
+import { buildFixtureImage } from '../helpers/images';
+import { pushAndForget, startRegistry } from '../helpers/registry';
+
+describe('engine_local provider (real Docker Engine, local registry)', () => {
+  let h: Harness;
+  let registry: Awaited<ReturnType<typeof startRegistry>>;
+
+  beforeAll(async () => {
+    h = await startHarness('engine', { RATE_LIMIT_COMPAT_READS_PER_MIN: '100000', DEPLOY_READY_TIMEOUT_S: '5' });
+    registry = await startRegistry();
+  });
+  afterAll(async () => {
+    await h?.stop();
+    await registry?.stop();
+  });
+
+  const destroy = async (api: ReturnType<typeof client>, id: string) => {
+    expect((await api.del(`/compat/deployments/${id}`)).status).toBe(204);
+    await eventually(async () => {
+      const left = await h.docker.listContainers({ all: true, filters: { label: [`${LABELS.deploymentId}=${id}`] } });
+      return left.length === 0 ? true : undefined;
+    }, 'the containers to be removed');
+  };
+
+  it('pulls an image that is not present locally, then runs it', async () => {
+    const local = await buildFixtureImage(h.docker, 'hello');
+    const ref = `${registry.host}/slipway-test/pulled:${randomUUID().slice(0, 8)}`;
+    await pushAndForget(h.docker, local, ref);
+    const api = client(h, (await h.newOrg()).token);
+    const r = await api.post<{ deploymentId: string }>('/compat/deploy', { image: ref, name: 'pulled' });
+    const d = await api.waitFor(r.body.deploymentId, ['running', 'failed']);
+    expect(d.status).toBe('running');
+    expect((d.events as { message: string }[]).some((e) => e.message.startsWith('pulled image'))).toBe(true);
+    expect(await (await fetch(d.url as string)).text()).toBe('hello from slipway\n');
+    await destroy(api, r.body.deploymentId);
+  });
+
+  it('applies the plan’s resource limits and the org’s own bridge network', async () => {
+    const image = await buildFixtureImage(h.docker, 'hello');
+    const org = await h.newOrg('free');
+    const api = client(h, org.token);
+    const r = await api.post<{ deploymentId: string }>('/compat/deploy', { image, name: 'limited' });
+    await api.waitFor(r.body.deploymentId, ['running']);
+    const [summary] = await h.docker.listContainers({
+      filters: { label: [`${LABELS.deploymentId}=${r.body.deploymentId}`] },
+    });
+    const info = await h.docker.getContainer(summary!.Id).inspect();
+    expect(info.HostConfig.Memory).toBe(256 * 1024 * 1024);
+    expect(info.HostConfig.NanoCpus).toBe(0.5e9);
+    expect(info.HostConfig.PidsLimit).toBe(256);
+    expect(Object.keys(info.NetworkSettings.Networks)).toEqual([`slipway-org-${org.orgId}`]);
+    expect(info.Config.Labels).toMatchObject({ [LABELS.orgId]: org.orgId, [LABELS.managed]: 'true' });
+    await destroy(api, r.body.deploymentId);
+  });
+
+  it('fails a container that exits before answering, quoting its last log lines', async () => {
+    const image = await buildFixtureImage(h.docker, 'crash');
+    const api = client(h, (await h.newOrg()).token);
+    const r = await api.post<{ deploymentId: string }>('/compat/deploy', { image, name: 'crash' });
+    const d = await api.waitFor(r.body.deploymentId, ['failed', 'running']);
+    expect(d.status).toBe('failed');
+    // Whether the exit is seen right after the start or while waiting for the port is a race; both name it.
+    expect(d.error).toMatchObject({ code: 'DEPLOYMENT_FAILED', phase: expect.stringMatching(/^(start|ready)$/) });
+    expect((d.error as { message: string }).message).toMatch(/exited with code 3[\s\S]*boom: missing DATABASE_URL/);
+    const logs = await api.get<{ lines: { message: string }[] }>(`/compat/deployments/${r.body.deploymentId}/logs`);
+    expect(logs.body.lines.map((l) => l.message)).toContain('boom: missing DATABASE_URL');
+    await destroy(api, r.body.deploymentId);
+  });
+
+  it('fails a container that never listens on its port within the ready timeout', async () => {
+    const image = await buildFixtureImage(h.docker, 'hello');
+    const api = client(h, (await h.newOrg()).token);
+    const r = await api.post<{ deploymentId: string }>('/compat/deploy', { image, name: 'wrong-port', port: 9999 });
+    const d = await api.waitFor(r.body.deploymentId, ['failed', 'running'], 60_000);
+    expect(d.status).toBe('failed');
+    expect((d.error as { message: string }).message).toMatch(/nothing answered on port 9999 within 5 s/);
+    await destroy(api, r.body.deploymentId);
+  });
+});
