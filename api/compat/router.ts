@@ -200,7 +200,8 @@ export function compatRouter(deps: CompatDeps): Router {
   const router = Router();
   router.use(authenticate(deps.identity, (req, res) => consume(deps.limiters.compatAnonymous, `ip:${req.ip}`, res)));
   router.use(mountRoutes(compatRoutes(deps)));
-  router.use((req, _res, next) =>
+  // An unknown route still spends a read, so its 404 carries the X-RateLimit-* headers like every compat response.
+  router.use(rateLimit(deps.limiters.compatReads, orgKey), (req, _res, next) =>
     next(new AppError('INVALID_REQUEST', `No route ${req.method} ${req.originalUrl}; see /openapi.json.`, {}, 404)),
   );
   return router;

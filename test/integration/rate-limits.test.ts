@@ -64,10 +64,14 @@ describe('rate limits (counters in MongoDB, shared by api processes)', () => {
     expect((await api.get('/compat/deployments')).status).toBe(200);
   });
 
-  it('puts the headers on refused-token responses too', async () => {
+  it('puts the headers on refused-token responses and unknown routes too', async () => {
     const r = await client(h, 'svc_bogus').get('/compat/deployments');
     expect(r.status).toBe(401);
     expect(r.headers.get('x-ratelimit-limit')).toBe('3');
+    const missing = await client(h, (await h.newOrg()).token).get<{ code: string }>('/compat/nothing-here');
+    expect(missing.status).toBe(404);
+    expect(missing.body.code).toBe('INVALID_REQUEST');
+    expect(missing.headers.get('x-ratelimit-remaining')).toBe('2');
   });
 
   it('limits the platform API per token, answering PlatformError with Retry-After', async () => {
