@@ -10,7 +10,7 @@ import type { IdentityService } from '../../shared/identity';
 import type { Permission } from '../../shared/permissions';
 import { providerAvailability } from '../deployments/providers';
 import type { DeploymentService } from '../deployments/service';
-import { authenticate, principalOf } from '../middleware/auth';
+import { authenticate, principalOf, requirePermission } from '../middleware/auth';
 import { consume, rateLimit, type RateLimiters } from '../middleware/rate-limit';
 import { mountRoutes, route, type RouteDef } from '../routes';
 import type { UploadService } from '../uploads/service';
@@ -42,12 +42,7 @@ const orgKey = (req: Parameters<RequestHandler>[0]) => principalOf(req).org._id;
 /** The eight routes of the compatibility API; mounted under /compat by app.ts, documented by openapi.ts. */
 export function compatRoutes(deps: CompatDeps): RouteDef[] {
   const { identity, deployments, limiters } = deps;
-  const can =
-    (permission: Permission): RequestHandler =>
-    (req, _res, next) => {
-      identity.authorize(principalOf(req), permission);
-      next();
-    };
+  const can = (permission: Permission) => requirePermission(identity, permission);
   const reads = rateLimit(limiters.compatReads, orgKey);
   const writes = rateLimit(limiters.compatWrites, orgKey);
   const uploadsLimit = rateLimit(limiters.compatUploads, orgKey);

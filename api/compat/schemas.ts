@@ -22,6 +22,8 @@ const requestId = z
   .meta({ description: 'Idempotency key: reusing it answers 409 DUPLICATE_REQUEST and starts nothing' });
 const provider = Provider.default('engine_local');
 const projectId = z.string().min(1).optional();
+/** Fields every deploy takes, whatever its source. */
+const deployCommon = { name, port, envVars, requestId, provider, projectId };
 
 export const DeployRequest = z
   .object({
@@ -55,12 +57,7 @@ export const SourceDeployRequest = z
       .optional()
       .meta({ description: 'Vault secret holding a private-repository token' }),
     dockerfilePath: z.string().min(1).max(1024).optional(),
-    name,
-    port,
-    envVars,
-    requestId,
-    provider,
-    projectId,
+    ...deployCommon,
   })
   .strict()
   .refine((b) => (b.uploadId === undefined) !== (b.repoUrl === undefined), {

@@ -1,9 +1,9 @@
-import { type RequestHandler, Router } from 'express';
+import { Router } from 'express';
 
 import { AppError } from '../../shared/errors';
 import type { IdentityService } from '../../shared/identity';
 import type { Permission } from '../../shared/permissions';
-import { authenticate, principalOf } from '../middleware/auth';
+import { authenticate, principalOf, requirePermission } from '../middleware/auth';
 import { consume, rateLimit, type RateLimiters } from '../middleware/rate-limit';
 import { mountRoutes, type RouteDef } from '../routes';
 import { tokenRoutes } from './tokens/routes';
@@ -15,12 +15,7 @@ export interface PlatformDeps {
 
 /** Every platform route; later platform features add their route sets here. */
 export function platformRoutes(deps: PlatformDeps): RouteDef[] {
-  const can =
-    (permission: Permission): RequestHandler =>
-    (req, _res, next) => {
-      deps.identity.authorize(principalOf(req), permission);
-      next();
-    };
+  const can = (permission: Permission) => requirePermission(deps.identity, permission);
   return [...tokenRoutes({ identity: deps.identity, can })];
 }
 

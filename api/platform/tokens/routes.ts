@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { TokenRecord } from '../../../shared/db/identity-store';
 import { AppError } from '../../../shared/errors';
 import type { IdentityService } from '../../../shared/identity';
-import { roleAllows } from '../../../shared/permissions';
+import { type Permission, roleAllows } from '../../../shared/permissions';
 import { principalOf } from '../../middleware/auth';
 import { route, type RouteDef } from '../../routes';
 import { CreateTokenRequest, success, TokenIdParams, TokenSummary } from './schemas';
@@ -21,7 +21,7 @@ const view = (t: TokenRecord) => ({
 
 export function tokenRoutes(deps: {
   identity: IdentityService;
-  can: (p: 'token.manage') => RequestHandler;
+  can: (p: Permission) => RequestHandler;
 }): RouteDef[] {
   const { identity } = deps;
   const tags = ['Access tokens'];
