@@ -1,11 +1,15 @@
 import type { DeploymentStore } from '../shared/db/deployments-store';
 import type { LogStore } from '../shared/db/logs-store';
+import type { SalesStore } from '../shared/db/sales-store';
 import { createDeploymentActivities } from './deployments';
 import { createEngineLocal, type EngineLocalDeps } from './providers/engine-local';
+import { createWebhookActivities } from './webhooks';
 
 export interface ActivityDeps {
   store: DeploymentStore;
   logs: LogStore;
+  sales: SalesStore;
+  allowPrivateWebhookTargets: boolean;
   engine: EngineLocalDeps;
 }
 
@@ -14,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
   const engine = createEngineLocal(deps.engine);
   return {
     ...createDeploymentActivities(deps),
+    ...createWebhookActivities({ store: deps.sales, allowPrivateTargets: deps.allowPrivateWebhookTargets }),
     ensureImage: engine.ensureImage.bind(engine),
     startContainer: engine.startContainer.bind(engine),
     waitReady: engine.waitReady.bind(engine),

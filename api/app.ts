@@ -8,11 +8,13 @@ import type { IdentityService } from '../shared/identity';
 import type { Logger } from '../shared/logger';
 import { compatRouter, compatRoutes } from './compat/router';
 import type { DeploymentService } from './deployments/service';
+import { entitlementsRouter } from './entitlements/router';
 import { compatErrors, platformErrors } from './middleware/errors';
 import type { RateLimiters } from './middleware/rate-limit';
 import { buildOpenApi } from './openapi';
 import { platformRouter, platformRoutes } from './platform/router';
 import { checkReadiness } from './readiness';
+import type { SalesService } from './sales/service';
 import type { UploadService } from './uploads/service';
 
 export interface AppDeps {
@@ -24,6 +26,7 @@ export interface AppDeps {
   identity: IdentityService;
   deployments: DeploymentService;
   uploads: UploadService;
+  sales: SalesService;
 }
 
 /** The composition root of the HTTP surface; `listen` lives in server.ts so tests can build it on their own services. */
@@ -54,5 +57,6 @@ export function buildApp(deps: AppDeps): Express {
 
   app.use('/compat', compatRouter(deps), compatErrors(deps.log));
   app.use('/platform', platformRouter(deps), platformErrors(deps.log));
+  app.use('/api/v1/entitlements', entitlementsRouter(deps));
   return app;
 }

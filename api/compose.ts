@@ -7,12 +7,14 @@ import { createDeploymentStore } from '../shared/db/deployments-store';
 import { createIdentityStore } from '../shared/db/identity-store';
 import { createLogStore } from '../shared/db/logs-store';
 import type { Database } from '../shared/db/mongo';
+import { createSalesStore } from '../shared/db/sales-store';
 import { createUploadStore } from '../shared/db/uploads-store';
 import { createIdentityService } from '../shared/identity';
 import type { Logger } from '../shared/logger';
 import type { AppDeps } from './app';
 import { createDeploymentService } from './deployments/service';
 import { createRateLimiters, limitRules } from './middleware/rate-limit';
+import { createSalesService } from './sales/service';
 import { createUploadService } from './uploads/service';
 
 /** Builds every store and service of the api from its connections: used by server.ts and by the tests alike. */
@@ -29,8 +31,9 @@ export async function composeApi(c: {
   const deploymentStore = createDeploymentStore(db);
   const logStore = createLogStore(db);
   const uploadStore = createUploadStore(db);
+  const salesStore = createSalesStore(db);
   // Sequential on purpose: FerretDB handles concurrent index builds poorly.
-  for (const store of [identityStore, deploymentStore, logStore, uploadStore]) await store.ensureIndexes();
+  for (const store of [identityStore, deploymentStore, logStore, uploadStore, salesStore]) await store.ensureIndexes();
   const limiters = await createRateLimiters(c.database.client, db.databaseName, limitRules(c.config));
   return {
     config: c.config,
@@ -48,5 +51,6 @@ export async function composeApi(c: {
       config: c.config,
     }),
     uploads: createUploadService({ store: uploadStore, s3: c.s3, config: c.config }),
+    sales: createSalesService({ store: salesStore, temporal: c.temporal, config: c.config }),
   };
 }

@@ -1,7 +1,8 @@
 import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import type { z } from 'zod';
+import { z } from 'zod';
 
 import { ErrorResponse } from './compat/schemas';
+import { EntitlementsQuery } from './platform/sales/schemas';
 import { PlatformError } from './platform/tokens/schemas';
 import { openApiPath, type RouteDef } from './routes';
 
@@ -110,6 +111,34 @@ export function buildOpenApi(origins: { compat: RouteDef[]; platform: RouteDef[]
       });
     }
   }
+  const entitlement = z.object({
+    type: z.enum(['one_time', 'subscription']),
+    productId: z.string(),
+    productName: z.string(),
+    status: z.string(),
+    saleId: z.string(),
+    purchasedAt: z.iso.datetime(),
+    subscriptionId: z.string().optional(),
+    currentPeriodEnd: z.iso.datetime().optional(),
+  });
+  const entitlementError = { content: { 'application/json': { schema: z.object({ error: z.string() }) } } };
+  registry.registerPath({
+    method: 'get',
+    path: '/api/v1/entitlements',
+    summary: 'What a buyer holds now under the calling seller (seller API key as the bearer)',
+    tags: ['Entitlements'],
+    security: [{ [bearer.name]: [] }],
+    request: { query: EntitlementsQuery },
+    responses: {
+      200: {
+        description: 'Entitlements; empty when the e-mail holds nothing',
+        content: { 'application/json': { schema: z.object({ entitlements: z.array(entitlement) }) } },
+      },
+      400: { description: 'Missing or malformed email', ...entitlementError },
+      401: { description: 'Missing, wrong or rotated-out API key', ...entitlementError },
+      429: { description: '120 requests per minute per key; Retry-After says when', ...entitlementError },
+    },
+  });
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {

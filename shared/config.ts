@@ -58,6 +58,17 @@ const schema = z.object({
   /** Multiplies every plan's live-deployment quota (benchmarks deploy more than a plan allows). */
   QUOTA_MULTIPLIER: z.coerce.number().int().min(1).default(1),
 
+  /** Delays between the first webhook attempts, seconds, then one last attempt this long after the first. */
+  WEBHOOK_RETRY_DELAYS_S: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'comma-separated seconds, e.g. 60,300,1800')
+    .default('60,300,1800')
+    .transform((v) => v.split(',').map(Number)),
+  WEBHOOK_FINAL_ATTEMPT_AFTER_S: z.coerce.number().int().min(1).default(86400),
+  /** Tests deliver to receivers on loopback; production refuses private targets. */
+  ALLOW_PRIVATE_WEBHOOK_TARGETS: bool.default(false),
+  RATE_LIMIT_ENTITLEMENTS_PER_MIN: z.coerce.number().int().min(1).default(120),
+
   UPLOAD_MAX_BYTES: z.coerce
     .number()
     .int()

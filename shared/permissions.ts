@@ -10,6 +10,7 @@ export const PERMISSIONS = [
   'project.delete',
   'project.members.manage',
   'token.manage',
+  'sales.manage',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

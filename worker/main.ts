@@ -4,6 +4,7 @@ import { config, ConfigError } from '../shared/config';
 import { createDeploymentStore } from '../shared/db/deployments-store';
 import { createLogStore } from '../shared/db/logs-store';
 import { connectMongo } from '../shared/db/mongo';
+import { createSalesStore } from '../shared/db/sales-store';
 import { createDockerClient } from '../shared/engine/docker-client';
 import { createLogger } from '../shared/logger';
 import { createDeploymentWorker } from './create-worker';
@@ -27,6 +28,8 @@ async function main() {
     taskQueue: cfg.TEMPORAL_TASK_QUEUE,
     store,
     logs,
+    sales: createSalesStore(database.db),
+    allowPrivateWebhookTargets: cfg.ALLOW_PRIVATE_WEBHOOK_TARGETS,
     engine: {
       docker: createDockerClient(cfg.DOCKER_HOST),
       publicHost: cfg.ENGINE_PUBLIC_HOST,

@@ -1,1 +1,2 @@
 export * from './deployment';
+export * from './webhook-delivery';

@@ -83,7 +83,10 @@ export function rateLimit(limiter: RateLimiterMongo, keyOf: (req: Request) => st
 export function limitRules(
   cfg: Pick<
     Config,
-    'RATE_LIMIT_COMPAT_WRITES_PER_HOUR' | 'RATE_LIMIT_COMPAT_READS_PER_MIN' | 'RATE_LIMIT_PLATFORM_PER_15MIN'
+    | 'RATE_LIMIT_COMPAT_WRITES_PER_HOUR'
+    | 'RATE_LIMIT_COMPAT_READS_PER_MIN'
+    | 'RATE_LIMIT_PLATFORM_PER_15MIN'
+    | 'RATE_LIMIT_ENTITLEMENTS_PER_MIN'
   >,
 ) {
   return {
@@ -92,6 +95,7 @@ export function limitRules(
     compatReads: { name: 'compat-reads', points: cfg.RATE_LIMIT_COMPAT_READS_PER_MIN, durationS: 60 },
     compatAnonymous: { name: 'compat-anonymous', points: cfg.RATE_LIMIT_COMPAT_READS_PER_MIN, durationS: 60 },
     platform: { name: 'platform', points: cfg.RATE_LIMIT_PLATFORM_PER_15MIN, durationS: 900 },
+    entitlements: { name: 'entitlements', points: cfg.RATE_LIMIT_ENTITLEMENTS_PER_MIN, durationS: 60 },
   } satisfies Record<string, LimitRule>;
 }
 

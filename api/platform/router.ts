@@ -6,17 +6,20 @@ import type { Permission } from '../../shared/permissions';
 import { authenticate, principalOf, requirePermission } from '../middleware/auth';
 import { consume, rateLimit, type RateLimiters } from '../middleware/rate-limit';
 import { mountRoutes, type RouteDef } from '../routes';
+import type { SalesService } from '../sales/service';
+import { salesRoutes } from './sales/routes';
 import { tokenRoutes } from './tokens/routes';
 
 export interface PlatformDeps {
   identity: IdentityService;
+  sales: SalesService;
   limiters: RateLimiters;
 }
 
 /** Every platform route; later platform features add their route sets here. */
 export function platformRoutes(deps: PlatformDeps): RouteDef[] {
   const can = (permission: Permission) => requirePermission(deps.identity, permission);
-  return [...tokenRoutes({ identity: deps.identity, can })];
+  return [...tokenRoutes({ identity: deps.identity, can }), ...salesRoutes({ sales: deps.sales, can })];
 }
 
 /** The platform origin: bearer token, then 100 requests / 15 min per token (per address before a token is known). */

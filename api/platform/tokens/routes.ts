@@ -19,10 +19,7 @@ const view = (t: TokenRecord) => ({
   revokedAt: t.revokedAt?.toISOString() ?? null,
 });
 
-export function tokenRoutes(deps: {
-  identity: IdentityService;
-  can: (p: Permission) => RequestHandler;
-}): RouteDef[] {
+export function tokenRoutes(deps: { identity: IdentityService; can: (p: Permission) => RequestHandler }): RouteDef[] {
   const { identity } = deps;
   const tags = ['Access tokens'];
   return [

@@ -1,0 +1,200 @@
+import type { RequestHandler } from 'express';
+
+import type { EventRecord } from '../../../shared/db/sales-store';
+import type { Permission } from '../../../shared/permissions';
+import { principalOf } from '../../middleware/auth';
+import { route, type RouteDef } from '../../routes';
+import type { SalesService } from '../../sales/service';
+import {
+  CreateProductRequest,
+  DeliveriesQuery,
+  EventIdParams,
+  IdParams,
+  RecordSaleRequest,
+  SaleIdParams,
+  SetWebhookRequest,
+  UpdateSubscriptionRequest,
+} from './schemas';
+
+const ok = (res: Parameters<RequestHandler>[1], data: unknown): void => void res.json({ status: 'success', data });
+
+const deliveryView = (e: EventRecord, withAttempts: boolean) => ({
+  eventId: e._id,
+  type: e.type,
+  status: e.status,
+  createdAt: e.createdAt.toISOString(),
+  attemptCount: e.attempts.length,
+  lastAttemptAt: e.attempts.at(-1)?.at.toISOString() ?? null,
+  ...(withAttempts
+    ? {
+        body: JSON.parse(e.body) as unknown,
+        attempts: e.attempts.map((a) => ({
+          ...a,
+          at: a.at.toISOString(),
+          nextAttemptAt: a.nextAttemptAt?.toISOString() ?? null,
+        })),
+      }
+    : {}),
+});
+
+/** Seller routes: webhook endpoint and secret, API key, and the checkout records that emit events. */
+export function salesRoutes(deps: { sales: SalesService; can: (p: Permission) => RequestHandler }): RouteDef[] {
+  const { sales } = deps;
+  const before = [deps.can('sales.manage')];
+  const tags = ['Sales'];
+  const org = (req: Parameters<RequestHandler>[0]) => principalOf(req).org._id;
+  return [
+    route({
+      method: 'put',
+      path: '/sales/webhook',
+      summary: 'Save the webhook endpoint; returns a new signing secret once',
+      tags,
+      request: { body: SetWebhookRequest },
+      before,
+      responses: { 200: { description: 'data.url and data.secret (shown once)' } },
+      handler: async ({ body }, req, res) => ok(res, await sales.setWebhook(org(req), body)),
+    }),
+    route({
+      method: 'get',
+      path: '/sales/webhook',
+      summary: 'The webhook endpoint and a masked secret',
+      tags,
+      request: {},
+      before,
+      responses: { 200: { description: 'data.url, data.secret (masked)' } },
+      handler: async (_i, req, res) => ok(res, await sales.getWebhook(org(req))),
+    }),
+    route({
+      method: 'post',
+      path: '/sales/webhook/test',
+      summary: 'Send a test event now',
+      tags,
+      request: {},
+      before,
+      responses: { 200: { description: 'data.eventId and the outcome of the attempt' } },
+      handler: async (_i, req, res) => ok(res, await sales.sendTest(org(req))),
+    }),
+    route({
+      method: 'post',
+      path: '/sales/api-keys',
+      summary: 'Create the seller API key (shown once); the previous key stops working at once',
+      tags,
+      request: {},
+      before,
+      responses: { 200: { description: 'data.apiKey' } },
+      handler: async (_i, req, res) => ok(res, await sales.createApiKey(org(req))),
+    }),
+    route({
+      method: 'delete',
+      path: '/sales/api-keys',
+      summary: 'Revoke the seller API key',
+      tags,
+      request: {},
+      before,
+      responses: { 204: { description: 'Revoked' } },
+      handler: async (_i, req, res) => {
+        await sales.revokeApiKey(org(req));
+        res.status(204).end();
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/products',
+      summary: 'Create a product',
+      tags,
+      request: { body: CreateProductRequest },
+      before,
+      responses: { 200: { description: 'The product' } },
+      handler: async ({ body }, req, res) => {
+        const p = await sales.createProduct(org(req), body);
+        ok(res, {
+          id: p._id,
+          name: p.name,
+          billingType: p.billingType,
+          price: p.price,
+          currency: p.currency,
+          interval: p.interval ?? null,
+        });
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/sales',
+      summary: 'Record a paid sale; emits sale.completed',
+      tags,
+      request: { body: RecordSaleRequest },
+      before,
+      responses: { 200: { description: 'data.saleId, data.eventId, data.subscriptionId for subscriptions' } },
+      handler: async ({ body }, req, res) => ok(res, await sales.recordSale(org(req), body)),
+    }),
+    route({
+      method: 'post',
+      path: '/sales/:saleId/refund',
+      summary: 'Refund a sale; emits sale.refunded',
+      tags,
+      request: { params: SaleIdParams },
+      before,
+      responses: { 200: { description: 'data.saleId, data.eventId' } },
+      handler: async ({ params }, req, res) => ok(res, await sales.refund(org(req), params.saleId)),
+    }),
+    route({
+      method: 'patch',
+      path: '/subscriptions/:id',
+      summary: 'Change a subscription’s status or renewal date; emits subscription.updated on a change',
+      tags,
+      request: { params: IdParams, body: UpdateSubscriptionRequest },
+      before,
+      responses: { 200: { description: 'data.subscriptionId, data.eventId (null when nothing changed)' } },
+      handler: async ({ params, body }, req, res) => ok(res, await sales.updateSubscription(org(req), params.id, body)),
+    }),
+    route({
+      method: 'get',
+      path: '/sales/deliveries',
+      summary: 'The deliveries log, newest first',
+      tags,
+      request: { query: DeliveriesQuery },
+      before,
+      responses: { 200: { description: 'data.deliveries, data.total' } },
+      handler: async ({ query }, req, res) => {
+        const { items, total } = await sales.listDeliveries({
+          orgId: org(req),
+          ...query,
+          since: query.since ? new Date(query.since) : undefined,
+        });
+        ok(res, {
+          deliveries: items.map((e) => deliveryView(e, false)),
+          total,
+          limit: query.limit,
+          offset: query.offset,
+        });
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/sales/deliveries/:eventId',
+      summary: 'One event with its body and every attempt',
+      tags,
+      request: { params: EventIdParams },
+      before,
+      responses: { 200: { description: 'The delivery' } },
+      handler: async ({ params }, req, res) =>
+        ok(res, deliveryView(await sales.getDelivery(org(req), params.eventId), true)),
+    }),
+    route({
+      method: 'post',
+      path: '/sales/deliveries/:eventId/resend',
+      summary: 'One new attempt now, same event ID and body',
+      tags,
+      request: { params: EventIdParams },
+      before,
+      responses: { 200: { description: 'data.outcome and data.attempt' } },
+      handler: async ({ params }, req, res) => {
+        const r = await sales.resend(org(req), params.eventId);
+        ok(res, {
+          outcome: r.outcome,
+          attempt: r.attempt ? { ...r.attempt, at: r.attempt.at.toISOString(), nextAttemptAt: null } : null,
+        });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,362 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+
+import type { Client } from '@temporalio/client';
+
+import type { Config } from '../../shared/config';
+import type {
+  EventRecord,
+  EventType,
+  ProductRecord,
+  SaleRecord,
+  SalesStore,
+  SubscriptionRecord,
+  SubscriptionStatus,
+} from '../../shared/db/sales-store';
+import { AppError } from '../../shared/errors';
+import { privateTargetReason } from '../../shared/net-guard';
+import { hashToken } from '../../shared/tokens';
+import type { WebhookDeliveryInput } from '../../workflows';
+
+/** A replaced signing secret keeps signing the Standard Webhooks header this long (rotation overlap). */
+const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+const notFound = (what: string, id: string) =>
+  new AppError('INVALID_REQUEST', `No ${what} ${id} in this organisation.`, {}, 404);
+
+/** One entry of the entitlement lookup, exactly the spec's fields. */
+export interface Entitlement {
+  type: 'one_time' | 'subscription';
+  productId: string;
+  productName: string;
+  status: string;
+  saleId: string;
+  purchasedAt: string;
+  subscriptionId?: string;
+  currentPeriodEnd?: string;
+}
+
+export const webhookWorkflowId = (eventId: string) => `webhook/${eventId}`;
+
+function addInterval(from: Date, interval: 'month' | 'year'): Date {
+  const d = new Date(from);
+  if (interval === 'year') d.setUTCFullYear(d.getUTCFullYear() + 1);
+  else d.setUTCMonth(d.getUTCMonth() + 1);
+  return d;
+}
+
+export function createSalesService(deps: {
+  store: SalesStore;
+  temporal: Client;
+  config: Pick<
+    Config,
+    'TEMPORAL_TASK_QUEUE' | 'WEBHOOK_RETRY_DELAYS_S' | 'WEBHOOK_FINAL_ATTEMPT_AFTER_S' | 'ALLOW_PRIVATE_WEBHOOK_TARGETS'
+  >;
+}) {
+  const { store, temporal, config } = deps;
+
+  async function checkTarget(url: URL) {
+    if (!['http:', 'https:'].includes(url.protocol))
+      throw new AppError('INVALID_REQUEST', 'The webhook URL must be http:// or https://.');
+    if (config.ALLOW_PRIVATE_WEBHOOK_TARGETS) return;
+    const reason = await privateTargetReason(url);
+    if (reason) throw new AppError('INVALID_REQUEST', `The webhook URL is refused: ${reason}.`);
+  }
+
+  /** The exact payload of the spec's table, serialised once: every attempt sends these bytes. */
+  function payload(
+    id: string,
+    type: EventType,
+    createdAt: Date,
+    sale: SaleRecord,
+    product: ProductRecord,
+    subscription: SubscriptionRecord | null,
+  ) {
+    return JSON.stringify({
+      id,
+      type,
+      createdAt: createdAt.toISOString(),
+      data: {
+        saleId: sale._id,
+        product: { id: product._id, name: product.name, billingType: product.billingType },
+        buyer: { email: sale.buyer.email, name: sale.buyer.name },
+        quantity: sale.quantity,
+        amount: sale.amount,
+        currency: sale.currency,
+        salesCode: sale.salesCode,
+        subscription: subscription
+          ? {
+              id: subscription._id,
+              status: subscription.status,
+              currentPeriodEnd: subscription.currentPeriodEnd.toISOString(),
+            }
+          : null,
+      },
+    });
+  }
+
+  async function emit(orgId: string, type: EventType, build: (id: string, at: Date) => string): Promise<EventRecord> {
+    const id = randomUUID();
+    const createdAt = new Date();
+    const event: EventRecord = {
+      _id: id,
+      orgId,
+      type,
+      body: build(id, createdAt),
+      createdAt,
+      status: 'pending',
+      attempts: [],
+    };
+    await store.insertEvent(event);
+    const seller = await store.getSeller(orgId);
+    if (seller?.webhook) {
+      const input: WebhookDeliveryInput = {
+        eventId: id,
+        retryDelaysS: config.WEBHOOK_RETRY_DELAYS_S,
+        finalAttemptAfterS: config.WEBHOOK_FINAL_ATTEMPT_AFTER_S,
+      };
+      await temporal.workflow.start('webhookDeliveryWorkflow', {
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        workflowId: webhookWorkflowId(id),
+        args: [input],
+      });
+    }
+    return event;
+  }
+
+  async function saleContext(orgId: string, saleId: string) {
+    const sale = await store.getSale(orgId, saleId);
+    if (!sale) throw notFound('sale', saleId);
+    const product = (await store.getProduct(orgId, sale.productId))!;
+    const subscription = sale.subscriptionId ? await store.getSubscription(orgId, sale.subscriptionId) : null;
+    return { sale, product, subscription };
+  }
+
+  return {
+    /** Saves the endpoint and returns a new signing secret once; the old one overlaps for 24 h unless rotated at once. */
+    async setWebhook(orgId: string, input: { url: string; rotateImmediately?: boolean }) {
+      const url = new URL(input.url);
+      await checkTarget(url);
+      const now = new Date();
+      const secret = `whsec_${randomBytes(32).toString('base64')}`;
+      const previous = (await store.getSeller(orgId))?.webhook?.secrets ?? [];
+      const kept = input.rotateImmediately
+        ? []
+        : previous
+            .filter((s) => !s.retiresAt || s.retiresAt > now)
+            .map((s) => ({ ...s, retiresAt: s.retiresAt ?? new Date(now.getTime() + ROTATION_OVERLAP_MS) }));
+      await store.setWebhook(orgId, { url: url.toString(), secrets: [{ value: secret, createdAt: now }, ...kept] });
+      return { url: url.toString(), secret };
+    },
+
+    async getWebhook(orgId: string) {
+      const webhook = (await store.getSeller(orgId))?.webhook;
+      if (!webhook) return { url: null, secret: null, previousSecretsValidUntil: [] };
+      const [current, ...old] = webhook.secrets;
+      const now = new Date();
+      return {
+        url: webhook.url,
+        secret: `${current!.value.slice(0, 10)}…${current!.value.slice(-4)}`,
+        previousSecretsValidUntil: old
+          .filter((s) => s.retiresAt && s.retiresAt > now)
+          .map((s) => s.retiresAt!.toISOString()),
+      };
+    },
+
+    /** A new seller API key, shown once; the previous one stops working at once. */
+    async createApiKey(orgId: string) {
+      const apiKey = `sk_${randomBytes(32).toString('base64url')}`;
+      await store.setApiKey(orgId, { hash: hashToken(apiKey), createdAt: new Date() });
+      return { apiKey };
+    },
+    revokeApiKey: (orgId: string) => store.setApiKey(orgId, null),
+
+    async createProduct(orgId: string, input: Omit<ProductRecord, '_id' | 'orgId' | 'createdAt'>) {
+      if (input.billingType === 'SUBSCRIPTION' && !input.interval) {
+        throw new AppError('INVALID_REQUEST', 'A SUBSCRIPTION product needs an interval: month or year.');
+      }
+      const product: ProductRecord = { _id: randomUUID(), orgId, ...input, createdAt: new Date() };
+      await store.insertProduct(product);
+      return product;
+    },
+
+    /** Records a paid sale (and its subscription), then emits sale.completed. */
+    async recordSale(
+      orgId: string,
+      input: {
+        productId: string;
+        buyer: { email: string; name: string };
+        quantity: number;
+        amount: number;
+        currency: string;
+        salesCode?: string;
+      },
+    ) {
+      const product = await store.getProduct(orgId, input.productId);
+      if (!product)
+        throw new AppError('INVALID_REQUEST', `Unknown productId ${input.productId}; create the product first.`);
+      const now = new Date();
+      const sale: SaleRecord = {
+        _id: randomUUID(),
+        orgId,
+        productId: product._id,
+        buyer: { email: input.buyer.email, emailLower: input.buyer.email.toLowerCase(), name: input.buyer.name },
+        quantity: input.quantity,
+        amount: input.amount,
+        currency: input.currency.toUpperCase(),
+        salesCode: input.salesCode ?? '',
+        createdAt: now,
+      };
+      let subscription: SubscriptionRecord | null = null;
+      if (product.billingType === 'SUBSCRIPTION') {
+        subscription = {
+          _id: randomUUID(),
+          orgId,
+          saleId: sale._id,
+          productId: product._id,
+          buyerEmailLower: sale.buyer.emailLower,
+          status: 'active',
+          currentPeriodEnd: addInterval(now, product.interval ?? 'month'),
+          createdAt: now,
+          updatedAt: now,
+        };
+        sale.subscriptionId = subscription._id;
+        await store.insertSubscription(subscription);
+      }
+      await store.insertSale(sale);
+      const event = await emit(orgId, 'sale.completed', (id, at) =>
+        payload(id, 'sale.completed', at, sale, product, subscription),
+      );
+      return { saleId: sale._id, eventId: event._id, ...(subscription ? { subscriptionId: subscription._id } : {}) };
+    },
+
+    async refund(orgId: string, saleId: string) {
+      const ctx = await saleContext(orgId, saleId);
+      if (!(await store.markRefunded(orgId, saleId, new Date()))) {
+        throw new AppError('INVALID_REQUEST', `Sale ${saleId} was already refunded.`);
+      }
+      const event = await emit(orgId, 'sale.refunded', (id, at) =>
+        payload(id, 'sale.refunded', at, ctx.sale, ctx.product, ctx.subscription),
+      );
+      return { saleId, eventId: event._id };
+    },
+
+    /** Changes a subscription; a status or renewal-date change emits subscription.updated. */
+    async updateSubscription(
+      orgId: string,
+      id: string,
+      input: { status?: SubscriptionStatus; currentPeriodEnd?: string },
+    ) {
+      const sub = await store.getSubscription(orgId, id);
+      if (!sub) throw notFound('subscription', id);
+      const set: { status?: SubscriptionStatus; currentPeriodEnd?: Date } = {};
+      if (input.status && input.status !== sub.status) set.status = input.status;
+      if (input.currentPeriodEnd && Date.parse(input.currentPeriodEnd) !== sub.currentPeriodEnd.getTime())
+        set.currentPeriodEnd = new Date(input.currentPeriodEnd);
+      if (Object.keys(set).length === 0) return { subscriptionId: id, eventId: null };
+      await store.updateSubscription(orgId, id, set);
+      const ctx = await saleContext(orgId, sub.saleId);
+      const event = await emit(orgId, 'subscription.updated', (eid, at) =>
+        payload(eid, 'subscription.updated', at, ctx.sale, ctx.product, ctx.subscription),
+      );
+      return { subscriptionId: id, eventId: event._id };
+    },
+
+    /** A `test` event with a sample sale, sent once now. */
+    async sendTest(orgId: string) {
+      if (!(await store.getSeller(orgId))?.webhook)
+        throw new AppError('INVALID_REQUEST', 'Save a webhook URL first: PUT /platform/sales/webhook.');
+      const id = randomUUID();
+      const createdAt = new Date();
+      const sample = {
+        id,
+        type: 'test',
+        createdAt: createdAt.toISOString(),
+        data: {
+          saleId: randomUUID(),
+          product: { id: 'test-product', name: 'Test product', billingType: 'ONE_TIME' },
+          buyer: { email: 'buyer@example.com', name: 'Test Buyer' },
+          quantity: 1,
+          amount: 0,
+          currency: 'USD',
+          salesCode: 'TEST',
+          subscription: null,
+        },
+      };
+      await store.insertEvent({
+        _id: id,
+        orgId,
+        type: 'test',
+        body: JSON.stringify(sample),
+        createdAt,
+        status: 'pending',
+        attempts: [],
+      });
+      const outcome = await temporal.workflow.execute('webhookResendWorkflow', {
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        workflowId: `${webhookWorkflowId(id)}/test`,
+        args: [{ eventId: id, trigger: 'test' }],
+      });
+      return { eventId: id, outcome };
+    },
+
+    /** One new attempt now, same event ID and body; answers with that attempt. */
+    async resend(orgId: string, eventId: string) {
+      const event = await store.getEvent(orgId, eventId);
+      if (!event) throw notFound('event', eventId);
+      const outcome = await temporal.workflow.execute('webhookResendWorkflow', {
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        workflowId: `${webhookWorkflowId(eventId)}/manual-${event.attempts.length + 1}-${randomUUID().slice(0, 8)}`,
+        args: [{ eventId, trigger: 'manual' }],
+      });
+      const after = (await store.getEvent(orgId, eventId))!;
+      return { outcome, attempt: after.attempts.at(-1) };
+    },
+
+    listDeliveries: (q: Parameters<SalesStore['listEvents']>[0]) => store.listEvents(q),
+    async getDelivery(orgId: string, eventId: string) {
+      const event = await store.getEvent(orgId, eventId);
+      if (!event) throw notFound('event', eventId);
+      return event;
+    },
+
+    /** What the buyer holds now under this seller: unrefunded one-time purchases, active subscriptions. */
+    async entitlements(orgId: string, email: string) {
+      const sales = (await store.salesOfBuyer(orgId, email.toLowerCase())).filter((s) => !s.refundedAt);
+      const products = new Map(
+        (await store.productsByIds(orgId, [...new Set(sales.map((s) => s.productId))])).map((p) => [p._id, p]),
+      );
+      const subs = new Map(
+        (
+          await store.subscriptionsByIds(
+            orgId,
+            sales.flatMap((s) => (s.subscriptionId ? [s.subscriptionId] : [])),
+          )
+        ).map((s) => [s._id, s]),
+      );
+      return sales.flatMap((sale): Entitlement[] => {
+        const product = products.get(sale.productId)!;
+        const common = {
+          productId: product._id,
+          productName: product.name,
+          saleId: sale._id,
+          purchasedAt: sale.createdAt.toISOString(),
+        };
+        if (!sale.subscriptionId) return [{ type: 'one_time', ...common, status: 'active' }];
+        const sub = subs.get(sale.subscriptionId);
+        if (!sub || sub.status !== 'active') return [];
+        return [
+          {
+            type: 'subscription',
+            ...common,
+            status: sub.status,
+            subscriptionId: sub._id,
+            currentPeriodEnd: sub.currentPeriodEnd.toISOString(),
+          },
+        ];
+      });
+    },
+
+    sellerOfKey: async (apiKey: string) => (await store.findSellerByKeyHash(hashToken(apiKey)))?._id,
+  };
+}
+
+export type SalesService = ReturnType<typeof createSalesService>;

@@ -1,0 +1,174 @@
+import type { Db, Filter } from 'mongodb';
+
+import { ensureIndexesWithRetry, guard } from './mongo';
+
+export type BillingType = 'ONE_TIME' | 'SUBSCRIPTION';
+export type SubscriptionStatus = 'active' | 'past_due' | 'canceled';
+export type EventType = 'sale.completed' | 'sale.refunded' | 'subscription.updated' | 'test';
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface SigningSecret {
+  value: string;
+  createdAt: Date;
+  /** Set on a replaced secret: it keeps signing the Standard Webhooks header until then. */
+  retiresAt?: Date;
+}
+
+export interface SellerRecord {
+  _id: string; // the organisation
+  webhook?: { url: string; secrets: SigningSecret[] };
+  apiKey?: { hash: string; createdAt: Date };
+}
+
+export interface ProductRecord {
+  _id: string;
+  orgId: string;
+  name: string;
+  billingType: BillingType;
+  price: number;
+  currency: string;
+  interval?: 'month' | 'year';
+  createdAt: Date;
+}
+
+export interface SaleRecord {
+  _id: string;
+  orgId: string;
+  productId: string;
+  buyer: { email: string; emailLower: string; name: string };
+  quantity: number;
+  amount: number;
+  currency: string;
+  salesCode: string;
+  subscriptionId?: string;
+  refundedAt?: Date;
+  createdAt: Date;
+}
+
+export interface SubscriptionRecord {
+  _id: string;
+  orgId: string;
+  saleId: string;
+  productId: string;
+  buyerEmailLower: string;
+  status: SubscriptionStatus;
+  currentPeriodEnd: Date;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface AttemptRecord {
+  number: number;
+  trigger: 'auto' | 'manual' | 'test';
+  at: Date;
+  durationMs: number;
+  responseStatus: number | null;
+  responseHeaders: Record<string, string>;
+  responseBody: string;
+  errorClass:
+    'timeout' | 'dns' | 'refused' | 'tls' | 'http_3xx' | 'http_4xx' | 'http_5xx' | 'blocked' | 'network' | null;
+  error: string | null;
+  nextAttemptAt: Date | null;
+}
+
+/** An event and its delivery log: the body is stored as sent, so every attempt sends the same bytes. */
+export interface EventRecord {
+  _id: string;
+  orgId: string;
+  type: EventType;
+  body: string;
+  createdAt: Date;
+  status: DeliveryStatus;
+  attempts: AttemptRecord[];
+}
+
+export function createSalesStore(db: Db) {
+  const sellers = db.collection<SellerRecord>('sellers');
+  const products = db.collection<ProductRecord>('products');
+  const sales = db.collection<SaleRecord>('sales');
+  const subscriptions = db.collection<SubscriptionRecord>('subscriptions');
+  const events = db.collection<EventRecord>('events');
+  return {
+    async ensureIndexes() {
+      await ensureIndexesWithRetry('sales.createIndexes', async () => {
+        await sellers.createIndex({ 'apiKey.hash': 1 });
+        await sales.createIndex({ orgId: 1, 'buyer.emailLower': 1 });
+        await subscriptions.createIndex({ orgId: 1, buyerEmailLower: 1 });
+        await events.createIndex({ orgId: 1, createdAt: -1 });
+      });
+    },
+    getSeller: (orgId: string) => guard('sellers.get', () => sellers.findOne({ _id: orgId })),
+    setWebhook: (orgId: string, webhook: NonNullable<SellerRecord['webhook']>) =>
+      guard('sellers.setWebhook', () => sellers.updateOne({ _id: orgId }, { $set: { webhook } }, { upsert: true })),
+    setApiKey: (orgId: string, apiKey: SellerRecord['apiKey'] | null) =>
+      guard('sellers.setApiKey', () =>
+        sellers.updateOne({ _id: orgId }, apiKey ? { $set: { apiKey } } : { $unset: { apiKey: '' } }, { upsert: true }),
+      ),
+    findSellerByKeyHash: (hash: string) => guard('sellers.byKey', () => sellers.findOne({ 'apiKey.hash': hash })),
+
+    insertProduct: (p: ProductRecord) => guard('products.insert', () => products.insertOne(p)),
+    getProduct: (orgId: string, id: string) => guard('products.get', () => products.findOne({ _id: id, orgId })),
+    productsByIds: (orgId: string, ids: string[]) =>
+      guard('products.byIds', () => products.find({ orgId, _id: { $in: ids } }).toArray()),
+
+    insertSale: (s: SaleRecord) => guard('sales.insert', () => sales.insertOne(s)),
+    getSale: (orgId: string, id: string) => guard('sales.get', () => sales.findOne({ _id: id, orgId })),
+    markRefunded: async (orgId: string, id: string, at: Date) =>
+      (
+        await guard('sales.refund', () =>
+          sales.updateOne({ _id: id, orgId, refundedAt: { $exists: false } }, { $set: { refundedAt: at } }),
+        )
+      ).modifiedCount === 1,
+    salesOfBuyer: (orgId: string, emailLower: string) =>
+      guard('sales.ofBuyer', () =>
+        sales.find({ orgId, 'buyer.emailLower': emailLower }).sort({ createdAt: 1 }).toArray(),
+      ),
+
+    insertSubscription: (s: SubscriptionRecord) => guard('subscriptions.insert', () => subscriptions.insertOne(s)),
+    getSubscription: (orgId: string, id: string) =>
+      guard('subscriptions.get', () => subscriptions.findOne({ _id: id, orgId })),
+    updateSubscription: (
+      orgId: string,
+      id: string,
+      set: Partial<Pick<SubscriptionRecord, 'status' | 'currentPeriodEnd'>>,
+    ) =>
+      guard('subscriptions.update', () =>
+        subscriptions.updateOne({ _id: id, orgId }, { $set: { ...set, updatedAt: new Date() } }),
+      ),
+    subscriptionsByIds: (orgId: string, ids: string[]) =>
+      guard('subscriptions.byIds', () => subscriptions.find({ orgId, _id: { $in: ids } }).toArray()),
+
+    insertEvent: (e: EventRecord) => guard('events.insert', () => events.insertOne(e)),
+    getEvent: (orgId: string, id: string) => guard('events.get', () => events.findOne({ _id: id, orgId })),
+    getEventAny: (id: string) => guard('events.getAny', () => events.findOne({ _id: id })),
+    async recordAttempt(id: string, attempt: AttemptRecord, status?: DeliveryStatus) {
+      await guard('events.recordAttempt', () =>
+        events.updateOne({ _id: id }, { $push: { attempts: attempt }, ...(status ? { $set: { status } } : {}) }),
+      );
+    },
+    setEventStatus: (id: string, status: DeliveryStatus) =>
+      guard('events.setStatus', () => events.updateOne({ _id: id }, { $set: { status } })),
+    async listEvents(q: {
+      orgId: string;
+      status?: DeliveryStatus;
+      type?: EventType;
+      since?: Date;
+      limit: number;
+      offset: number;
+    }) {
+      const filter: Filter<EventRecord> = { orgId: q.orgId };
+      if (q.status) filter.status = q.status;
+      if (q.type) filter.type = q.type;
+      if (q.since) filter.createdAt = { $gte: q.since };
+      const [items, total] = await Promise.all([
+        guard('events.list', () =>
+          events.find(filter).sort({ createdAt: -1, _id: 1 }).skip(q.offset).limit(q.limit).toArray(),
+        ),
+        guard('events.count', () => events.countDocuments(filter)),
+      ]);
+      return { items, total };
+    },
+  };
+}
+
+export type SalesStore = ReturnType<typeof createSalesStore>;
