@@ -11,6 +11,7 @@ import { LABELS } from '../../shared/constants';
 import { createDeploymentStore } from '../../shared/db/deployments-store';
 import { createLogStore } from '../../shared/db/logs-store';
 import { connectMongo } from '../../shared/db/mongo';
+import { createSalesStore } from '../../shared/db/sales-store';
 import { createDockerClient } from '../../shared/engine/docker-client';
 import { createLogger } from '../../shared/logger';
 import { createS3Client } from '../../shared/s3';
@@ -58,6 +59,8 @@ export async function startHarness(
       taskQueue,
       store: createDeploymentStore(database.db),
       logs: createLogStore(database.db),
+      sales: createSalesStore(database.db),
+      allowPrivateWebhookTargets: config.ALLOW_PRIVATE_WEBHOOK_TARGETS,
       engine: { docker, publicHost: config.ENGINE_PUBLIC_HOST, bindIp: config.ENGINE_BIND_IP },
     }));
   const running = worker?.run();
