@@ -13,6 +13,8 @@ export interface AttemptInput {
   nextAttemptAt: string | null;
   /** The last scheduled attempt marks the event failed when it fails. */
   final: boolean;
+  /** When the schedule placed this attempt (workflow time), recorded beside the real send time. */
+  scheduledAt: string;
 }
 
 export interface AttemptResult {
@@ -52,13 +54,18 @@ export function createWebhookActivities(deps: { store: SalesStore; allowPrivateT
         return { outcome: 'no_endpoint', number, responseStatus: null, errorClass: null };
       }
       const record = async (
-        a: Omit<AttemptRecord, 'number' | 'trigger' | 'at' | 'nextAttemptAt'>,
+        a: Omit<AttemptRecord, 'number' | 'trigger' | 'scheduledAt' | 'at' | 'nextAttemptAt'>,
         result: AttemptResult['outcome'],
       ) => {
         const failedForGood = result === 'gone' || (result === 'failed' && input.final && input.trigger === 'auto');
         const status = result === 'delivered' ? 'delivered' : failedForGood ? 'failed' : undefined;
         const next = result === 'delivered' || result === 'gone' ? null : nextAttemptAt;
-        await store.recordAttempt(event._id, { number, trigger: input.trigger, at, nextAttemptAt: next, ...a }, status);
+        const scheduledAt = new Date(input.scheduledAt);
+        await store.recordAttempt(
+          event._id,
+          { number, trigger: input.trigger, scheduledAt, at, nextAttemptAt: next, ...a },
+          status,
+        );
         return { outcome: result, number, responseStatus: a.responseStatus, errorClass: a.errorClass };
       };
 

@@ -32,6 +32,7 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
       trigger: 'auto',
       nextAttemptAt: nextAt === null ? null : new Date(nextAt).toISOString(),
       final: nextAt === null,
+      scheduledAt: new Date(Date.now()).toISOString(),
     });
     if (result.outcome !== 'failed') return result.outcome;
     if (nextAt === null) return 'failed';
@@ -46,6 +47,7 @@ export async function webhookResendWorkflow(input: { eventId: string; trigger: '
     trigger: input.trigger,
     nextAttemptAt: null,
     final: false,
+    scheduledAt: new Date(Date.now()).toISOString(),
   });
   return result.outcome;
 }

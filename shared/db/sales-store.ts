@@ -60,6 +60,8 @@ export interface SubscriptionRecord {
 export interface AttemptRecord {
   number: number;
   trigger: 'auto' | 'manual' | 'test';
+  /** When the schedule placed the attempt; `at` is when it was sent. */
+  scheduledAt: Date;
   at: Date;
   durationMs: number;
   responseStatus: number | null;
