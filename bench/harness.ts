@@ -1,0 +1,72 @@
+// Starts the whole service as `npm start` does (stack + api + worker processes), on free ports with
+// throwaway data, with limits raised so a benchmark measures the service, not its rate limiter.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import { startStack } from '../scripts/stack';
+import { freePort, type Managed, startProcess, waitUntil } from '../scripts/stack/process';
+import { createIdentityStore } from '../shared/db/identity-store';
+import { connectMongo } from '../shared/db/mongo';
+import { createIdentityService } from '../shared/identity';
+
+const root = path.resolve(__dirname, '..');
+
+export async function startService(extraEnv: Record<string, string> = {}) {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-bench-'));
+  const stack = await startStack({
+    dataDir,
+    ports: 'free',
+    headless: true,
+    run: async (jobs) => Promise.allSettled(jobs.map((j) => j.start(() => undefined))),
+  });
+  const port = await freePort();
+  const env = {
+    ...process.env,
+    ...stack.env,
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    TEMPORAL_TASK_QUEUE: `bench-${process.pid}`,
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    RATE_LIMIT_COMPAT_READS_PER_MIN: '100000000',
+    RATE_LIMIT_COMPAT_WRITES_PER_HOUR: '100000000',
+    RATE_LIMIT_PLATFORM_PER_15MIN: '100000000',
+    QUOTA_MULTIPLIER: '1000',
+    ...extraEnv,
+  };
+  const apps: Managed[] = [];
+  const node = (name: string, script: string) =>
+    startProcess(name, process.execPath, ['--import', 'tsx', path.join(root, script)], {
+      logFile: path.join(dataDir, `${name}.log`),
+      env,
+      cwd: root,
+    });
+  const worker = node('worker', 'worker/main.ts');
+  const api = node('api', 'api/server.ts');
+  apps.push(api, worker);
+  const base = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    await Promise.all(apps.map((a) => a.stop()));
+    await stack.stop();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await waitUntil('the api', async () => (await fetch(`${base}/healthz`)).ok, { timeoutMs: 60_000, proc: api });
+    await waitUntil('the worker', async () => (await fetch(`${base}/readyz`)).ok, { timeoutMs: 120_000, proc: worker });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  const database = await connectMongo(stack.env.MONGODB_URL ?? process.env.MONGODB_URL!, 'slipway');
+  const identity = createIdentityService({ store: createIdentityStore(database.db) });
+  const org = await identity.bootstrap({ orgName: 'bench', plan: 'enterprise' });
+  await database.close();
+  return { base, env, org, pids: { api: api.pid, worker: worker.pid }, stop };
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+export const median = (values: number[]) => percentile(values, 50);
