@@ -55,17 +55,25 @@ function tcpAnswers(host: string, port: number): Promise<boolean> {
   });
 }
 
-async function exitedBeforeReady(
+/**
+ * A container that exited before answering, or is crash-looping under its restart policy (between two restarts
+ * it may look running, so the restart count is the reliable sign).
+ */
+async function crashedBeforeReady(
   docker: Docker,
-  containerId: string,
-  exitCode: number,
+  info: Docker.ContainerInspectInfo,
   port: number,
-): Promise<ApplicationFailure> {
-  const tail = (await readLogs(docker, containerId, 20)).map((l) => l.message).join('\n');
+): Promise<ApplicationFailure | undefined> {
+  const exited = !info.State.Running || info.State.Restarting;
+  if (!exited && info.RestartCount === 0) return undefined;
+  const tail = (await readLogs(docker, info.Id, 20)).map((l) => l.message).join('\n');
+  const how = exited
+    ? `exited with code ${info.State.ExitCode}`
+    : `exited and was restarted ${info.RestartCount} times`;
   return ApplicationFailure.create({
     nonRetryable: true,
     type: 'ContainerExited',
-    message: `container exited with code ${exitCode} before answering on port ${port}; last log lines:\n${tail}`,
+    message: `container ${how} before answering on port ${port}; last log lines:\n${tail}`,
   });
 }
 
@@ -162,10 +170,8 @@ export function createEngineLocal({ docker, publicHost, bindIp }: EngineLocalDep
       const info = await container.inspect();
       if (!info.State.Running) await container.start();
       const running = await container.inspect();
-      // A crash-looping container shows as restarting between runs, with no port published.
-      if (!running.State.Running || running.State.Restarting) {
-        throw await exitedBeforeReady(docker, running.Id, running.State.ExitCode, spec.port);
-      }
+      const crashed = await crashedBeforeReady(docker, running, spec.port);
+      if (crashed) throw crashed;
       const hostPort = Number(running.NetworkSettings.Ports[portKey]?.[0]?.HostPort);
       if (!hostPort) throw new Error(`engine published no host port for ${portKey}`);
       return { id: running.Id, name, hostPort, url: `http://${publicHost}:${hostPort}` };
@@ -181,8 +187,8 @@ export function createEngineLocal({ docker, publicHost, bindIp }: EngineLocalDep
       for (;;) {
         heartbeat();
         const info = await container.inspect();
-        if (!info.State.Running)
-          throw await exitedBeforeReady(docker, input.containerId, info.State.ExitCode, input.port);
+        const crashed = await crashedBeforeReady(docker, info, input.port);
+        if (crashed) throw crashed;
         const ips = Object.values(info.NetworkSettings.Networks)
           .map((n) => n.IPAddress)
           .filter(Boolean);

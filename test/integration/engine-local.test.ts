@@ -66,7 +66,9 @@ describe('engine_local provider (real Docker Engine, local registry)', () => {
     expect(d.status).toBe('failed');
     // Whether the exit is seen right after the start or while waiting for the port is a race; both name it.
     expect(d.error).toMatchObject({ code: 'DEPLOYMENT_FAILED', phase: expect.stringMatching(/^(start|ready)$/) });
-    expect((d.error as { message: string }).message).toMatch(/exited with code 3[\s\S]*boom: missing DATABASE_URL/);
+    expect((d.error as { message: string }).message).toMatch(
+      /(exited with code 3|exited and was restarted \d+ times)[\s\S]*boom: missing DATABASE_URL/,
+    );
     const logs = await api.get<{ lines: { message: string }[] }>(`/compat/deployments/${r.body.deploymentId}/logs`);
     expect(logs.body.lines.map((l) => l.message)).toContain('boom: missing DATABASE_URL');
     await destroy(api, r.body.deploymentId);
