@@ -15,6 +15,8 @@ export interface AttemptInput {
   final: boolean;
   /** When the schedule placed this attempt (workflow time), recorded beside the real send time. */
   scheduledAt: string;
+  /** Names the attempt: a retried activity finds it recorded and does not send again. */
+  key: string;
 }
 
 export interface AttemptResult {
@@ -44,6 +46,11 @@ export function createWebhookActivities(deps: { store: SalesStore; allowPrivateT
   return {
     async deliverAttempt(input: AttemptInput): Promise<AttemptResult> {
       const event = (await store.getEventAny(input.eventId)) as EventRecord;
+      const done = event.attempts.find((a) => a.key === input.key);
+      if (done) {
+        const outcome = done.errorClass === null ? 'delivered' : done.responseStatus === 410 ? 'gone' : 'failed';
+        return { outcome, number: done.number, responseStatus: done.responseStatus, errorClass: done.errorClass };
+      }
       const seller = await store.getSeller(event.orgId);
       const number = event.attempts.length + 1;
       const at = new Date();
@@ -54,7 +61,7 @@ export function createWebhookActivities(deps: { store: SalesStore; allowPrivateT
         return { outcome: 'no_endpoint', number, responseStatus: null, errorClass: null };
       }
       const record = async (
-        a: Omit<AttemptRecord, 'number' | 'trigger' | 'scheduledAt' | 'at' | 'nextAttemptAt'>,
+        a: Omit<AttemptRecord, 'number' | 'key' | 'trigger' | 'scheduledAt' | 'at' | 'nextAttemptAt'>,
         result: AttemptResult['outcome'],
       ) => {
         const failedForGood = result === 'gone' || (result === 'failed' && input.final && input.trigger === 'auto');
@@ -63,7 +70,7 @@ export function createWebhookActivities(deps: { store: SalesStore; allowPrivateT
         const scheduledAt = new Date(input.scheduledAt);
         await store.recordAttempt(
           event._id,
-          { number, trigger: input.trigger, scheduledAt, at, nextAttemptAt: next, ...a },
+          { number, key: input.key, trigger: input.trigger, scheduledAt, at, nextAttemptAt: next, ...a },
           status,
         );
         return { outcome: result, number, responseStatus: a.responseStatus, errorClass: a.errorClass };

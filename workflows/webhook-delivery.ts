@@ -1,4 +1,4 @@
-import { proxyActivities, sleep } from '@temporalio/workflow';
+import { proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 
 import type { WebhookActivities } from '../activities/webhooks';
 
@@ -33,6 +33,7 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
       nextAttemptAt: nextAt === null ? null : new Date(nextAt).toISOString(),
       final: nextAt === null,
       scheduledAt: new Date(Date.now()).toISOString(),
+      key: `auto-${i + 1}`,
     });
     if (result.outcome !== 'failed') return result.outcome;
     if (nextAt === null) return 'failed';
@@ -48,6 +49,7 @@ export async function webhookResendWorkflow(input: { eventId: string; trigger: '
     nextAttemptAt: null,
     final: false,
     scheduledAt: new Date(Date.now()).toISOString(),
+    key: workflowInfo().workflowId,
   });
   return result.outcome;
 }

@@ -59,6 +59,8 @@ export interface SubscriptionRecord {
 
 export interface AttemptRecord {
   number: number;
+  /** The workflow's name for the attempt (auto-1…, or the resend's workflow ID). */
+  key: string;
   trigger: 'auto' | 'manual' | 'test';
   /** When the schedule placed the attempt; `at` is when it was sent. */
   scheduledAt: Date;
