@@ -1,17 +1,8 @@
+import type { Entitlement } from '../../api/sales/service';
 import { client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
 
 type Data<T> = { status: string; data: T };
-interface Entitlement {
-  type: string;
-  productId: string;
-  productName: string;
-  status: string;
-  saleId: string;
-  purchasedAt: string;
-  subscriptionId?: string;
-  currentPeriodEnd?: string;
-}
 
 describe('entitlement lookup GET /api/v1/entitlements (seller API key)', () => {
   let h: Harness;

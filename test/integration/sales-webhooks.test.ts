@@ -34,6 +34,37 @@ describe('sales webhooks delivered by Temporal workflows (real HTTP receivers on
     return { api, secret: hook.body.data.secret, productId: product.body.data.id };
   }
 
+  interface Attempt {
+    number: number;
+    trigger: string;
+    responseStatus: number | null;
+    errorClass: string | null;
+    durationMs: number;
+    nextAttemptAt: string | null;
+  }
+
+  /** Polls the deliveries log until the event reaches `status`. */
+  const deliveryWhen = (api: ReturnType<typeof client>, eventId: string, status: string, timeoutMs = 60_000) =>
+    eventually(
+      async () => {
+        const d = await api.get<Data<{ status: string; attempts: Attempt[] }>>(`/platform/sales/deliveries/${eventId}`);
+        return d.body.data.status === status ? d.body.data : undefined;
+      },
+      `event ${eventId} to be ${status}`,
+      timeoutMs,
+    );
+
+  /** Records a one-time sale and returns its event ID. */
+  const sell = async (api: ReturnType<typeof client>, productId: string, email: string) =>
+    (
+      await api.post<Data<{ eventId: string }>>('/platform/sales', {
+        productId,
+        buyer: { email, name: 'Buyer' },
+        amount: 1,
+        currency: 'EUR',
+      })
+    ).body.data.eventId;
+
   it('delivers the exact payload with signatures that verify, and logs the attempt', async () => {
     const receiver = await startReceiver();
     try {
@@ -80,12 +111,7 @@ describe('sales webhooks delivered by Temporal workflows (real HTTP receivers on
         },
       });
 
-      const delivery = await eventually(async () => {
-        const d = await api.get<
-          Data<{ status: string; attempts: { number: number; trigger: string; responseStatus: number }[] }>
-        >(`/platform/sales/deliveries/${eventId}`);
-        return d.body.data.status === 'delivered' ? d.body.data : undefined;
-      }, 'the delivery to be logged');
+      const delivery = await deliveryWhen(api, eventId, 'delivered');
       expect(delivery.attempts).toEqual([
         expect.objectContaining({ number: 1, trigger: 'auto', responseStatus: 200, errorClass: null }),
       ]);
@@ -102,24 +128,8 @@ describe('sales webhooks delivered by Temporal workflows (real HTTP receivers on
     const receiver = await startReceiver(() => ({ status: 503 }));
     try {
       const { api, productId } = await seller(receiver.url);
-      const { eventId } = (
-        await api.post<Data<{ eventId: string }>>('/platform/sales', {
-          productId,
-          buyer: { email: 'b@x.io', name: 'B' },
-          amount: 1,
-          currency: 'EUR',
-        })
-      ).body.data;
-      const done = await eventually(
-        async () => {
-          const d = await api.get<
-            Data<{ status: string; attempts: { number: number; errorClass: string; nextAttemptAt: string | null }[] }>
-          >(`/platform/sales/deliveries/${eventId}`);
-          return d.body.data.status === 'failed' ? d.body.data : undefined;
-        },
-        'the retries to run out',
-        30_000,
-      );
+      const eventId = await sell(api, productId, 'b@x.io');
+      const done = await deliveryWhen(api, eventId, 'failed', 30_000);
       expect(done.attempts.map((a) => a.number)).toEqual([1, 2, 3, 4, 5]);
       expect(done.attempts.every((a) => a.errorClass === 'http_5xx')).toBe(true);
       expect(done.attempts.at(-1)!.nextAttemptAt).toBeNull();
@@ -138,18 +148,8 @@ describe('sales webhooks delivered by Temporal workflows (real HTTP receivers on
     const receiver = await startReceiver(() => ({ status: 410 }));
     try {
       const { api, productId } = await seller(receiver.url);
-      const { eventId } = (
-        await api.post<Data<{ eventId: string }>>('/platform/sales', {
-          productId,
-          buyer: { email: 'c@x.io', name: 'C' },
-          amount: 1,
-          currency: 'EUR',
-        })
-      ).body.data;
-      const d = await eventually(async () => {
-        const r = await api.get<Data<{ status: string; attempts: unknown[] }>>(`/platform/sales/deliveries/${eventId}`);
-        return r.body.data.status === 'failed' ? r.body.data : undefined;
-      }, 'the event to be given up');
+      const eventId = await sell(api, productId, 'c@x.io');
+      const d = await deliveryWhen(api, eventId, 'failed');
       await new Promise((r) => setTimeout(r, 2500));
       expect(receiver.received).toHaveLength(1);
       expect(d.attempts).toHaveLength(1);
@@ -162,24 +162,8 @@ describe('sales webhooks delivered by Temporal workflows (real HTTP receivers on
     const receiver = await startReceiver((n) => (n === 1 ? { status: 200, delayMs: 9000 } : { status: 200 }));
     try {
       const { api, productId } = await seller(receiver.url);
-      const { eventId } = (
-        await api.post<Data<{ eventId: string }>>('/platform/sales', {
-          productId,
-          buyer: { email: 'd@x.io', name: 'D' },
-          amount: 1,
-          currency: 'EUR',
-        })
-      ).body.data;
-      const d = await eventually(
-        async () => {
-          const r = await api.get<
-            Data<{ status: string; attempts: { errorClass: string | null; durationMs: number }[] }>
-          >(`/platform/sales/deliveries/${eventId}`);
-          return r.body.data.status === 'delivered' ? r.body.data : undefined;
-        },
-        'the retry after the timeout',
-        30_000,
-      );
+      const eventId = await sell(api, productId, 'd@x.io');
+      const d = await deliveryWhen(api, eventId, 'delivered', 30_000);
       expect(d.attempts[0]).toMatchObject({ errorClass: 'timeout' });
       expect(d.attempts[0]!.durationMs).toBeGreaterThanOrEqual(7900);
       expect(d.attempts[1]).toMatchObject({ errorClass: null });
@@ -192,14 +176,7 @@ describe('sales webhooks delivered by Temporal workflows (real HTTP receivers on
     const receiver = await startReceiver();
     try {
       const { api, productId } = await seller(receiver.url);
-      const { eventId } = (
-        await api.post<Data<{ eventId: string }>>('/platform/sales', {
-          productId,
-          buyer: { email: 'e@x.io', name: 'E' },
-          amount: 1,
-          currency: 'EUR',
-        })
-      ).body.data;
+      const eventId = await sell(api, productId, 'e@x.io');
       await eventually(async () => (receiver.received.length === 1 ? true : undefined), 'the first delivery');
       const resent = await api.post<Data<{ outcome: string; attempt: { number: number; trigger: string } }>>(
         `/platform/sales/deliveries/${eventId}/resend`,
@@ -274,14 +251,7 @@ describe('sales webhooks delivered by Temporal workflows (real HTTP receivers on
         secret,
         access: { grant: (e, p) => void granted.push(`${e}:${p}`), revoke: () => undefined },
       });
-      const { eventId } = (
-        await api.post<Data<{ eventId: string }>>('/platform/sales', {
-          productId,
-          buyer: { email: 'f@x.io', name: 'F' },
-          amount: 1,
-          currency: 'EUR',
-        })
-      ).body.data;
+      const eventId = await sell(api, productId, 'f@x.io');
       await eventually(async () => (granted.length ? true : undefined), 'the grant');
       expect(granted).toEqual([`f@x.io:${productId}`]);
 
