@@ -4,6 +4,7 @@ import path from 'node:path';
 
 import { type Stack, startStack } from '../../scripts/stack';
 import { ensureDebianPackages } from '../../scripts/stack/debian';
+import { ensureTestServer } from '../../scripts/stack/test-server';
 
 declare global {
   var __slipwayStack: { stack: Stack; dataDir: string } | undefined;
@@ -15,6 +16,8 @@ declare global {
  */
 export default async function globalSetup(): Promise<void> {
   await ensureDebianPackages(['busybox-static', 'docker-registry'], 'the test images and the local registry');
+  // Fetched here, not in a test, so a first run's download never counts against a test's timeout.
+  process.env.SLIPWAY_TEMPORAL_TEST_SERVER = await ensureTestServer();
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-test-'));
   const stack = await startStack({ dataDir, ports: 'free', headless: true });
   Object.assign(process.env, stack.env);

@@ -23,16 +23,20 @@ import { createDeploymentWorker } from '../../worker/create-worker';
  */
 let runtimeInstalled = false;
 
+/** Installs the Temporal runtime with a quiet logger; call before anything else creates the runtime. */
+export function quietTemporalRuntime(): void {
+  if (runtimeInstalled) return;
+  // The worker's INFO lines (bundle sizes, state changes) would bury the test output.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  runtimeInstalled = true;
+}
+
 export async function startHarness(
   name: string,
   overrides: Record<string, string> = {},
   opts: { worker?: boolean } = {},
 ) {
-  if (!runtimeInstalled) {
-    // The worker's INFO lines (bundle sizes, state changes) would bury the test output.
-    Runtime.install({ logger: new DefaultLogger('WARN') });
-    runtimeInstalled = true;
-  }
+  quietTemporalRuntime();
   const taskQueue = `test-${name}-${process.pid}`;
   const config = parseConfig({
     ...process.env,
