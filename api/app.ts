@@ -6,6 +6,7 @@ import swaggerUi from 'swagger-ui-express';
 import type { Config } from '../shared/config';
 import type { IdentityService } from '../shared/identity';
 import type { Logger } from '../shared/logger';
+import type { Vault } from '../shared/secrets/vault';
 import { compatRouter, compatRoutes } from './compat/router';
 import type { DeploymentService } from './deployments/service';
 import { entitlementsRouter } from './entitlements/router';
@@ -27,6 +28,7 @@ export interface AppDeps {
   deployments: DeploymentService;
   uploads: UploadService;
   sales: SalesService;
+  vault: Vault;
 }
 
 /** The composition root of the HTTP surface; `listen` lives in server.ts so tests can build it on their own services. */

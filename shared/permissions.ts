@@ -11,6 +11,7 @@ export const PERMISSIONS = [
   'project.members.manage',
   'token.manage',
   'sales.manage',
+  'secret.manage',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -26,6 +27,7 @@ const WRITE: Permission[] = [
   'project.create',
   'project.update',
   'token.manage',
+  'secret.manage',
 ];
 
 export const ROLE_PERMISSIONS: Record<OrgRole, readonly Permission[]> = {

@@ -1,0 +1,65 @@
+import type { RequestHandler } from 'express';
+
+import { AppError } from '../../../shared/errors';
+import type { Permission } from '../../../shared/permissions';
+import type { SecretSummary as Summary, Vault } from '../../../shared/secrets/vault';
+import { principalOf } from '../../middleware/auth';
+import { route, type RouteDef } from '../../routes';
+import { success } from '../tokens/schemas';
+import { CreateSecretRequest, SecretIdParams, SecretSummary } from './schemas';
+
+const view = (s: Summary) => ({
+  id: s._id,
+  name: s.name,
+  environment: s.environment,
+  createdAt: s.createdAt.toISOString(),
+});
+
+/** The vault: values go in and are used by builds (private repositories); no route ever returns one. */
+export function secretRoutes(deps: { vault: Vault; can: (p: Permission) => RequestHandler }): RouteDef[] {
+  const { vault } = deps;
+  const tags = ['Secrets'];
+  return [
+    route({
+      method: 'post',
+      path: '/secrets',
+      summary: 'Store a secret (e.g. a Git token); the value is encrypted and never shown again',
+      tags,
+      request: { body: CreateSecretRequest },
+      before: [deps.can('secret.manage')],
+      responses: { 200: { description: 'Stored', schema: success(SecretSummary) } },
+      handler: async ({ body }, req, res) => {
+        const p = principalOf(req);
+        const s = await vault.create({ orgId: p.org._id, userId: p.user._id, ...body });
+        res.json({ status: 'success', data: view(s) });
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/secrets',
+      summary: "List the organisation's secrets (names, never values)",
+      tags,
+      request: {},
+      before: [deps.can('secret.manage')],
+      responses: { 200: { description: 'Secrets', schema: success(SecretSummary.array()) } },
+      handler: async (_input, req, res) => {
+        res.json({ status: 'success', data: (await vault.list(principalOf(req).org._id)).map(view) });
+      },
+    }),
+    route({
+      method: 'delete',
+      path: '/secrets/:id',
+      summary: 'Delete a secret',
+      tags,
+      request: { params: SecretIdParams },
+      before: [deps.can('secret.manage')],
+      responses: { 204: { description: 'Deleted' } },
+      handler: async ({ params }, req, res) => {
+        if (!(await vault.remove(principalOf(req).org._id, params.id))) {
+          throw new AppError('INVALID_REQUEST', `No secret ${params.id} in this organisation.`, {}, 404);
+        }
+        res.status(204).end();
+      },
+    }),
+  ];
+}

@@ -1,0 +1,41 @@
+import type { Db } from 'mongodb';
+
+import type { Sealed } from '../secrets/box';
+import { ensureIndexesWithRetry, guard } from './mongo';
+
+export const SECRET_ENVIRONMENTS = ['DEVELOPMENT', 'STAGING', 'PRODUCTION'] as const;
+export type SecretEnvironment = (typeof SECRET_ENVIRONMENTS)[number];
+
+/** A vault secret; the value exists only encrypted (AES-256-GCM), never in a read model. */
+export interface SecretRecord {
+  _id: string;
+  orgId: string;
+  name: string;
+  environment: SecretEnvironment;
+  value: Sealed;
+  createdBy: string;
+  createdAt: Date;
+}
+
+export function createSecretStore(db: Db) {
+  const col = db.collection<SecretRecord>('secrets');
+  return {
+    ensureIndexes: () =>
+      ensureIndexesWithRetry('secrets.createIndexes', () =>
+        col.createIndex({ orgId: 1, name: 1, environment: 1 }, { unique: true }),
+      ),
+    insert: (s: SecretRecord) => guard('secrets.insert', () => col.insertOne(s)),
+    get: (orgId: string, id: string) => guard('secrets.get', () => col.findOne({ _id: id, orgId })),
+    list: (orgId: string) =>
+      guard('secrets.list', () =>
+        col
+          .find({ orgId }, { projection: { value: 0 } })
+          .sort({ name: 1, environment: 1 })
+          .toArray(),
+      ),
+    remove: async (orgId: string, id: string) =>
+      (await guard('secrets.remove', () => col.deleteOne({ _id: id, orgId }))).deletedCount === 1,
+  };
+}
+
+export type SecretStore = ReturnType<typeof createSecretStore>;
