@@ -1,8 +1,15 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+
+import type { Config } from '../shared/config';
 import type { DeploymentStore } from '../shared/db/deployments-store';
 import type { LogStore } from '../shared/db/logs-store';
 import type { SalesStore } from '../shared/db/sales-store';
+import type { UploadStore } from '../shared/db/uploads-store';
+import type { Vault } from '../shared/secrets/vault';
+import { type BuildDeps, createBuildActivities } from './build';
 import { createDeploymentActivities } from './deployments';
 import { createEngineLocal, type EngineLocalDeps } from './providers/engine-local';
+import { createUploadActivities } from './uploads';
 import { createWebhookActivities } from './webhooks';
 
 export interface ActivityDeps {
@@ -11,6 +18,10 @@ export interface ActivityDeps {
   sales: SalesStore;
   allowPrivateWebhookTargets: boolean;
   engine: EngineLocalDeps;
+  s3: S3Client;
+  uploads: UploadStore;
+  vault: Pick<Vault, 'reveal'>;
+  config: BuildDeps['config'] & Pick<Config, 'UPLOAD_TTL_S'>;
 }
 
 /** Every activity the worker registers, built from its dependencies. */
@@ -18,6 +29,15 @@ export function createActivities(deps: ActivityDeps) {
   const engine = createEngineLocal(deps.engine);
   return {
     ...createDeploymentActivities(deps),
+    ...createBuildActivities({
+      docker: deps.engine.docker,
+      s3: deps.s3,
+      uploads: deps.uploads,
+      vault: deps.vault,
+      logs: deps.logs,
+      config: deps.config,
+    }),
+    ...createUploadActivities({ store: deps.uploads, s3: deps.s3, bucket: deps.config.S3_BUCKET }),
     ...createWebhookActivities({ store: deps.sales, allowPrivateTargets: deps.allowPrivateWebhookTargets }),
     ensureImage: engine.ensureImage.bind(engine),
     startContainer: engine.startContainer.bind(engine),

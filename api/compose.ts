@@ -8,9 +8,11 @@ import { createIdentityStore } from '../shared/db/identity-store';
 import { createLogStore } from '../shared/db/logs-store';
 import type { Database } from '../shared/db/mongo';
 import { createSalesStore } from '../shared/db/sales-store';
+import { createSecretStore } from '../shared/db/secrets-store';
 import { createUploadStore } from '../shared/db/uploads-store';
 import { createIdentityService } from '../shared/identity';
 import type { Logger } from '../shared/logger';
+import { createVault } from '../shared/secrets/vault';
 import type { AppDeps } from './app';
 import { createDeploymentService } from './deployments/service';
 import { createRateLimiters, limitRules } from './middleware/rate-limit';
@@ -32,9 +34,12 @@ export async function composeApi(c: {
   const logStore = createLogStore(db);
   const uploadStore = createUploadStore(db);
   const salesStore = createSalesStore(db);
+  const secretStore = createSecretStore(db);
   // Sequential on purpose: FerretDB handles concurrent index builds poorly.
-  for (const store of [identityStore, deploymentStore, logStore, uploadStore, salesStore]) await store.ensureIndexes();
+  for (const store of [identityStore, deploymentStore, logStore, uploadStore, salesStore, secretStore])
+    await store.ensureIndexes();
   const limiters = await createRateLimiters(c.database.client, db.databaseName, limitRules(c.config));
+  const vault = createVault({ store: secretStore, key: c.config.SECRETS_KEY });
   return {
     config: c.config,
     log: c.log,
@@ -46,11 +51,13 @@ export async function composeApi(c: {
       store: deploymentStore,
       logs: logStore,
       uploads: uploadStore,
+      vault,
       temporal: c.temporal,
       docker: c.docker,
       config: c.config,
     }),
     uploads: createUploadService({ store: uploadStore, s3: c.s3, config: c.config }),
     sales: createSalesService({ store: salesStore, temporal: c.temporal, config: c.config }),
+    vault,
   };
 }

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 
 import { Listr } from 'listr2';
@@ -48,7 +50,11 @@ async function main() {
 
   try {
     stack = await startStack({ dataDir, ports: 'default', run: listrRunner });
-    const env = { ...process.env, ...stack.env };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...stack.env,
+      SECRETS_KEY: process.env.SECRETS_KEY ?? (await localSecretsKey(dataDir)),
+    };
     const port = Number(env.PORT ?? 3000);
     const logs = (name: string) => path.join(dataDir, `${name}.log`);
     const node = (name: string, script: string) =>
@@ -94,3 +100,16 @@ async function main() {
 }
 
 void main();
+
+/** The vault key of this checkout's local stack: made once, kept beside the data it protects, readable by us only. */
+async function localSecretsKey(dataDir: string): Promise<string> {
+  const file = path.join(dataDir, 'secrets.key');
+  try {
+    return (await fs.readFile(file, 'utf8')).trim();
+  } catch {
+    const key = randomBytes(32).toString('base64');
+    await fs.mkdir(dataDir, { recursive: true });
+    await fs.writeFile(file, `${key}\n`, { mode: 0o600, flag: 'wx' }).catch(() => undefined);
+    return (await fs.readFile(file, 'utf8')).trim();
+  }
+}

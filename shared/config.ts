@@ -77,9 +77,47 @@ const schema = z.object({
   UPLOAD_TTL_S: z.coerce
     .number()
     .int()
-    .min(60)
+    .min(1)
     .default(24 * 3600),
+  /** How often the upload-expiry schedule deletes expired archives and their records. */
+  UPLOAD_EXPIRY_SWEEP_S: z.coerce.number().int().min(1).default(900),
+
+  /** 32 random bytes, base64 or hex: the AES-256-GCM key of vault secrets. `npm start` keeps one in .data/. */
+  SECRETS_KEY: z
+    .string()
+    .refine((v) => secretsKeyBytes(v) !== undefined, '32 bytes as base64 or 64 hex characters')
+    .optional(),
+
+  /** Git hosts on loopback or private networks are refused unless this is set (tests serve repositories locally). */
+  ALLOW_PRIVATE_GIT_HOSTS: bool.default(false),
+  GIT_CLONE_TIMEOUT_S: z.coerce.number().int().min(1).default(120),
+  /** A clone that grows past this is stopped and the deploy fails. */
+  GIT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(500 * 1024 * 1024),
+  /** Fetching, extracting and building together; the deploy fails when it passes this. */
+  BUILD_TIMEOUT_S: z.coerce.number().int().min(1).default(900),
+  BUILD_MAX_ENTRIES: z.coerce.number().int().min(1).default(20_000),
+  BUILD_MAX_UNCOMPRESSED_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(1024 * 1024 * 1024),
+  /** Base images of generated Dockerfiles (sources without their own). */
+  BUILD_BASE_IMAGE_NODE: z.string().min(1).default('node:20-slim'),
+  BUILD_BASE_IMAGE_STATIC: z.string().min(1).default('busybox:1.37'),
+  BUILD_BASE_IMAGE_PYTHON: z.string().min(1).default('python:3.12-slim'),
+  /** Scratch space of source builds on the worker's host; each build's directory is removed when it ends. */
+  BUILD_WORK_DIR: z.string().min(1).optional(),
 });
+
+/** The key's bytes when `value` is 32 bytes in base64 or hex, else undefined. */
+export function secretsKeyBytes(value: string): Buffer | undefined {
+  const key = /^[0-9a-f]{64}$/i.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
+  return key.length === 32 ? key : undefined;
+}
 
 export type Config = Readonly<z.infer<typeof schema>>;
 

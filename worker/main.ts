@@ -1,3 +1,4 @@
+import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 
 import { config, ConfigError } from '../shared/config';
@@ -5,9 +6,14 @@ import { createDeploymentStore } from '../shared/db/deployments-store';
 import { createLogStore } from '../shared/db/logs-store';
 import { connectMongo } from '../shared/db/mongo';
 import { createSalesStore } from '../shared/db/sales-store';
+import { createSecretStore } from '../shared/db/secrets-store';
+import { createUploadStore } from '../shared/db/uploads-store';
 import { createDockerClient } from '../shared/engine/docker-client';
 import { createLogger } from '../shared/logger';
+import { createS3Client } from '../shared/s3';
+import { createVault } from '../shared/secrets/vault';
 import { createDeploymentWorker } from './create-worker';
+import { ensureUploadExpirySchedule } from './schedules';
 import { ensureSearchAttributes } from './search-attributes';
 
 async function main() {
@@ -35,6 +41,14 @@ async function main() {
       publicHost: cfg.ENGINE_PUBLIC_HOST,
       bindIp: cfg.ENGINE_BIND_IP,
     },
+    s3: createS3Client(cfg),
+    uploads: createUploadStore(database.db),
+    vault: createVault({ store: createSecretStore(database.db), key: cfg.SECRETS_KEY }),
+    config: cfg,
+  });
+  await ensureUploadExpirySchedule(new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE }), {
+    taskQueue: cfg.TEMPORAL_TASK_QUEUE,
+    everyS: cfg.UPLOAD_EXPIRY_SWEEP_S,
   });
   log.info({ taskQueue: worker.options.taskQueue }, 'worker polling');
   // Worker.run resolves after SIGINT/SIGTERM once in-flight tasks have drained.

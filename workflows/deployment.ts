@@ -1,4 +1,5 @@
 import {
+  ActivityCancellationType,
   ActivityFailure,
   CancellationScope,
   condition,
@@ -13,7 +14,7 @@ import type { Activities } from '../activities';
 import type { DeploymentFailure, DeploymentSource } from '../shared/deployments';
 
 /** Timeouts and retries, declared once: MongoDB writes are quick; engine calls may pull images or wait on an app. */
-const { recordStatus, appendLog } = proxyActivities<Activities>({
+const { recordStatus } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { maximumInterval: '10 seconds' },
 });
@@ -38,9 +39,23 @@ export interface DeploymentWorkflowInput {
   revision: number;
   limits: { memoryMb: number; cpus: number; pids: number };
   readyTimeoutS: number;
+  /** Fetch, extract and build together may take this long (source deployments). */
+  buildTimeoutS?: number;
   /** Version of the record the api wrote (the `queued` one); every later write counts up from here. */
   version: number;
 }
+
+/**
+ * The source build: it heartbeats every second, so a destroy reaches it at once, and the deploy waits until it
+ * has really stopped (git killed, engine build aborted, scratch space removed) before removing anything.
+ */
+const builder = (timeoutS: number) =>
+  proxyActivities<Activities>({
+    startToCloseTimeout: `${timeoutS + 120} seconds`,
+    heartbeatTimeout: '30 seconds',
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: { maximumAttempts: 2, nonRetryableErrorTypes: ['BuildFailed'] },
+  });
 
 /** Sent by the api after it has hidden the record from reads: the DELETE answers 204 without waiting. */
 export const destroySignal = defineSignal('destroy');
@@ -66,17 +81,34 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
   const deployScope = new CancellationScope();
   const deploying = deployScope.run(async () => {
     let phase: DeploymentFailure['phase'] = 'pull';
+    let image: string;
     try {
       if (input.source.type !== 'image') {
         phase = 'build';
-        await record('building', `fetching ${input.source.type === 'git' ? 'the repository' : 'the uploaded archive'}`);
-        const why =
-          'Source builds are not available on this server yet; build an image and deploy it with POST /deploy.';
-        await appendLog({ deploymentId: input.deploymentId, stream: 'build', messages: [why] });
-        throw new Error(why);
+        const source = input.source;
+        await record(
+          'building',
+          source.type === 'git'
+            ? `cloning ${source.repoUrl}${source.branch ? ` (branch ${source.branch})` : ''} and building`
+            : 'extracting the uploaded archive and building',
+        );
+        const built = await builder(input.buildTimeoutS ?? 900).buildSource({
+          deploymentId: input.deploymentId,
+          orgId: input.orgId,
+          revision: input.revision,
+          port: input.port,
+          source,
+        });
+        phase = 'pull';
+        image = built.image;
+        await record(
+          'deploying',
+          `built ${built.image} (${built.kind}${built.commit ? `, commit ${built.commit.slice(0, 12)}` : ''}) in ${(built.durationMs / 1000).toFixed(1)} s`,
+        );
+      } else {
+        image = input.source.image;
+        await record('deploying', `preparing image ${image}`);
       }
-      const image = input.source.image;
-      await record('deploying', `preparing image ${image}`);
       const { pulled } = await ensureImage(image);
       phase = 'start';
       const started = await startContainer({ ...input, image });

@@ -1,2 +1,3 @@
 export * from './deployment';
+export * from './upload-expiry';
 export * from './webhook-delivery';

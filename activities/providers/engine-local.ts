@@ -242,6 +242,16 @@ export function createEngineLocal({ docker, publicHost, bindIp }: EngineLocalDep
           if (statusCode(err) !== 404) throw err;
         }
       }
+      // A source deployment's built images go with it (slipway/<deploymentId>:<revision>).
+      const images = await docker.listImages({ filters: { label: [`${LABELS.deploymentId}=${deploymentId}`] } });
+      for (const image of images) {
+        await docker
+          .getImage(image.Id)
+          .remove({ force: true })
+          .catch((err: unknown) => {
+            if (statusCode(err) !== 404) throw err;
+          });
+      }
       const orgId = containers[0]?.Labels[LABELS.orgId];
       if (orgId) {
         const networks = (await docker.listNetworks({ filters: { name: [networkName(orgId)] } })).filter(

@@ -50,9 +50,44 @@ export function compatRoutes(deps: CompatDeps): RouteDef[] {
     storage: multer.diskStorage({ destination: os.tmpdir() }),
     limits: { fileSize: deps.config.UPLOAD_MAX_BYTES, files: 1, fields: 0 },
   }).single('archive');
-  const multipart: RequestHandler = (req, res, next) =>
+  const tooLarge = () =>
+    new AppError('INVALID_REQUEST', `The archive is larger than the ${deps.config.UPLOAD_MAX_BYTES}-byte limit.`, {
+      maxBytes: deps.config.UPLOAD_MAX_BYTES,
+    });
+  // Room for the multipart framing around the file, so a file just under the cap is never refused for it.
+  const bodyCap = deps.config.UPLOAD_MAX_BYTES + 64 * 1024;
+  /**
+   * Answers as soon as a body passes the cap, declared or counted, and closes the connection: the rest is never
+   * read (multer alone would drain the request to its end before answering).
+   */
+  const refuseOversize = (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1]) => {
+    res.setHeader('Connection', 'close');
+    req.unpipe();
+    req.pause();
+    res.once('finish', () => setTimeout(() => req.socket.destroy(), 1000).unref());
+  };
+  const multipart: RequestHandler = (req, res, next) => {
+    let answered = false;
+    const answer = (err?: unknown) => {
+      if (answered) return;
+      answered = true;
+      next(err);
+    };
+    if (Number(req.headers['content-length']) > bodyCap) {
+      refuseOversize(req, res);
+      return answer(tooLarge());
+    }
+    let seen = 0;
+    const count = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen <= bodyCap || answered) return;
+      req.off('data', count);
+      refuseOversize(req, res);
+      answer(tooLarge());
+    };
     upload(req, res, (err: unknown) => {
-      if (!err) return next();
+      req.off('data', count);
+      if (!err) return answer();
       const e = err as multer.MulterError;
       const message =
         e.code === 'LIMIT_FILE_SIZE'
@@ -60,8 +95,11 @@ export function compatRoutes(deps: CompatDeps): RouteDef[] {
           : e.code === 'LIMIT_UNEXPECTED_FILE' || e.code === 'LIMIT_FIELD_COUNT'
             ? 'Send exactly one multipart part, a file named "archive".'
             : `The multipart body could not be read: ${e.message}.`;
-      next(new AppError('INVALID_REQUEST', message, { multerCode: e.code }));
+      answer(new AppError('INVALID_REQUEST', message, { multerCode: e.code }));
     });
+    // After multer has piped the request: both see every chunk.
+    req.on('data', count);
+  };
 
   const accepted = (d: Awaited<ReturnType<DeploymentService['deployImage']>>, base: string) => ({
     deploymentId: d._id,

@@ -47,16 +47,31 @@ export const SourceDeployRequest = z
   .object({
     uploadId: z.uuid().optional().meta({ description: 'From POST /uploads/zip' }),
     repoUrl: z
-      .url({ protocol: /^(https|git)$/ })
+      .url({ protocol: /^(https?|git)$/, error: 'an https://, http:// or git:// repository URL' })
+      .refine((u) => !/^[a-z]+:\/\/[^/]*@/i.test(u), {
+        message:
+          'the URL must not carry credentials: store the token with POST /platform/secrets and pass gitTokenSecretId',
+      })
       .optional()
-      .meta({ description: 'https:// or git:// repository' }),
-    branch: z.string().min(1).max(255).optional(),
+      .meta({ description: 'https:// (or http://, git://) repository; private ones take gitTokenSecretId' }),
+    branch: z
+      .string()
+      .min(1)
+      .max(255)
+      .regex(/^(?!-)[^\s~^:?*[\\]+$/, 'a Git branch name')
+      .optional()
+      .meta({ description: "Branch to build; the repository's default branch when absent" }),
     gitTokenSecretId: z
       .string()
       .min(1)
       .optional()
       .meta({ description: 'Vault secret holding a private-repository token' }),
-    dockerfilePath: z.string().min(1).max(1024).optional(),
+    dockerfilePath: z
+      .string()
+      .min(1)
+      .max(1024)
+      .optional()
+      .meta({ description: 'Dockerfile to build, relative to the source root; detected when absent' }),
     ...deployCommon,
   })
   .strict()

@@ -12,7 +12,9 @@ import type { DeploymentRecord, DeploymentSource, DeploymentStatus, Provider } f
 import { type LogLine, readContainerLogs } from '../../shared/engine/logs';
 import { AppError } from '../../shared/errors';
 import type { Principal } from '../../shared/identity';
+import { privateTargetReason } from '../../shared/net-guard';
 import { PLAN_POLICIES } from '../../shared/plans';
+import type { Vault } from '../../shared/secrets/vault';
 import { type DeploymentWorkflowInput, destroySignal } from '../../workflows';
 import { providerAvailability } from './providers';
 
@@ -32,9 +34,17 @@ export interface DeploymentServiceDeps {
   store: DeploymentStore;
   logs: LogStore;
   uploads: Pick<UploadStore, 'get'>;
+  vault: Pick<Vault, 'exists'>;
   temporal: Client;
   docker: Docker;
-  config: Pick<Config, 'DEPLOY_READY_TIMEOUT_S' | 'TEMPORAL_TASK_QUEUE' | 'QUOTA_MULTIPLIER'>;
+  config: Pick<
+    Config,
+    | 'DEPLOY_READY_TIMEOUT_S'
+    | 'TEMPORAL_TASK_QUEUE'
+    | 'QUOTA_MULTIPLIER'
+    | 'BUILD_TIMEOUT_S'
+    | 'ALLOW_PRIVATE_GIT_HOSTS'
+  >;
 }
 
 const notFound = (id: string) =>
@@ -53,6 +63,7 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
       revision: record.revision,
       limits: PLAN_POLICIES[principal.org.plan].limits,
       readyTimeoutS: deps.config.DEPLOY_READY_TIMEOUT_S,
+      buildTimeoutS: deps.config.BUILD_TIMEOUT_S,
       version: record.version,
     };
   }
@@ -193,6 +204,22 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
           ...(input.dockerfilePath ? { dockerfilePath: input.dockerfilePath } : {}),
         };
       } else {
+        // Refused here so the caller hears at once; the worker checks again when it clones (DNS may change).
+        const blocked = deps.config.ALLOW_PRIVATE_GIT_HOSTS
+          ? undefined
+          : await privateTargetReason(new URL(input.repoUrl!));
+        if (blocked) {
+          throw new AppError('INVALID_REQUEST', `repoUrl is refused: ${blocked}. Use a publicly reachable Git host.`, {
+            repoUrl: input.repoUrl,
+          });
+        }
+        if (input.gitTokenSecretId && !(await deps.vault.exists(principal.org._id, input.gitTokenSecretId))) {
+          throw new AppError(
+            'INVALID_REQUEST',
+            `gitTokenSecretId ${input.gitTokenSecretId} is not a secret of this organisation; create one with POST /platform/secrets.`,
+            { gitTokenSecretId: input.gitTokenSecretId },
+          );
+        }
         source = {
           type: 'git',
           repoUrl: input.repoUrl!,

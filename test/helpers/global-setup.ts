@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +22,7 @@ export default async function globalSetup(): Promise<void> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-test-'));
   const stack = await startStack({ dataDir, ports: 'free', headless: true });
   Object.assign(process.env, stack.env);
+  process.env.SECRETS_KEY ??= randomBytes(32).toString('base64');
   globalThis.__slipwayStack = { stack, dataDir };
   const stop = () => void stack.stop();
   process.once('SIGINT', stop);

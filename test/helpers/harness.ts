@@ -12,9 +12,12 @@ import { createDeploymentStore } from '../../shared/db/deployments-store';
 import { createLogStore } from '../../shared/db/logs-store';
 import { connectMongo } from '../../shared/db/mongo';
 import { createSalesStore } from '../../shared/db/sales-store';
+import { createSecretStore } from '../../shared/db/secrets-store';
+import { createUploadStore } from '../../shared/db/uploads-store';
 import { createDockerClient } from '../../shared/engine/docker-client';
 import { createLogger } from '../../shared/logger';
 import { createS3Client } from '../../shared/s3';
+import { createVault } from '../../shared/secrets/vault';
 import { createDeploymentWorker } from '../../worker/create-worker';
 
 /**
@@ -51,7 +54,8 @@ export async function startHarness(
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const docker = createDockerClient(config.DOCKER_HOST);
-  const deps = await composeApi({ config, log, database, temporal, docker, s3: createS3Client(config) });
+  const s3 = createS3Client(config);
+  const deps = await composeApi({ config, log, database, temporal, docker, s3 });
 
   const workerConnection =
     opts.worker === false ? undefined : await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
@@ -66,6 +70,10 @@ export async function startHarness(
       sales: createSalesStore(database.db),
       allowPrivateWebhookTargets: config.ALLOW_PRIVATE_WEBHOOK_TARGETS,
       engine: { docker, publicHost: config.ENGINE_PUBLIC_HOST, bindIp: config.ENGINE_BIND_IP },
+      s3,
+      uploads: createUploadStore(database.db),
+      vault: createVault({ store: createSecretStore(database.db), key: config.SECRETS_KEY }),
+      config,
     }));
   const running = worker?.run();
 
@@ -99,6 +107,7 @@ export async function startHarness(
     config,
     db: database.db,
     docker,
+    s3,
     identity: deps.identity,
     temporal,
     taskQueue,

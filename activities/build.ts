@@ -1,0 +1,271 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type Docker from 'dockerode';
+
+import { planBuild } from '../shared/build/detect';
+import { extractZip, soleTopLevelDir } from '../shared/build/extract';
+import { cloneCheckout, cloneRepository } from '../shared/build/git';
+import type { Config } from '../shared/config';
+import { LABELS } from '../shared/constants';
+import type { LogStore } from '../shared/db/logs-store';
+import type { UploadStore } from '../shared/db/uploads-store';
+import type { DeploymentSource } from '../shared/deployments';
+import type { Vault } from '../shared/secrets/vault';
+
+export interface BuildDeps {
+  docker: Docker;
+  s3: S3Client;
+  uploads: Pick<UploadStore, 'get'>;
+  vault: Pick<Vault, 'reveal'>;
+  logs: Pick<LogStore, 'append'>;
+  config: Pick<
+    Config,
+    | 'S3_BUCKET'
+    | 'ALLOW_PRIVATE_GIT_HOSTS'
+    | 'GIT_CLONE_TIMEOUT_S'
+    | 'GIT_MAX_BYTES'
+    | 'BUILD_TIMEOUT_S'
+    | 'BUILD_MAX_ENTRIES'
+    | 'BUILD_MAX_UNCOMPRESSED_BYTES'
+    | 'BUILD_BASE_IMAGE_NODE'
+    | 'BUILD_BASE_IMAGE_STATIC'
+    | 'BUILD_BASE_IMAGE_PYTHON'
+    | 'BUILD_WORK_DIR'
+  >;
+}
+
+export interface BuildInput {
+  deploymentId: string;
+  orgId: string;
+  revision: number;
+  port: number;
+  source: Exclude<DeploymentSource, { type: 'image' }>;
+}
+
+export interface BuildResult {
+  image: string;
+  kind: string;
+  commit?: string;
+  durationMs: number;
+}
+
+/** Tag of a deployment's built image; removing the deployment removes every tag of this repository. */
+export const builtImageRepository = (deploymentId: string) => `slipway/${deploymentId}`;
+
+/** The build's own verdict (bad source, failed step, timeout): retrying would fail the same way. */
+const buildFailed = (message: string) => ApplicationFailure.nonRetryable(message, 'BuildFailed');
+
+/** Batches build output into the deployment's log (stream `build`), in order, a few writes a second at most. */
+function buildLog(logs: BuildDeps['logs'], deploymentId: string) {
+  let pending: string[] = [];
+  let writing = Promise.resolve();
+  const flush = () => {
+    if (pending.length === 0) return writing;
+    const batch = pending;
+    pending = [];
+    writing = writing.then(() => logs.append(deploymentId, 'build', batch)).catch(() => undefined);
+    return writing;
+  };
+  const timer = setInterval(() => void flush(), 300);
+  return {
+    line(text: string) {
+      for (const l of text.split('\n')) if (l.trim()) pending.push(l.replace(/\s+$/, '').slice(0, 4000));
+    },
+    async close() {
+      clearInterval(timer);
+      await flush();
+    },
+  };
+}
+
+interface BuildMessage {
+  stream?: string;
+  error?: string;
+  errorDetail?: { message?: string };
+  aux?: { ID?: string };
+}
+
+/**
+ * Fetches a deployment's source (the uploaded zip from S3, or a shallow clone), extracts it safely, works out
+ * how to build it and builds `slipway/<deploymentId>:<revision>` on the engine, streaming every line to the
+ * build log. Heartbeats throughout: a destroy cancels it, which stops git or the engine's build at once.
+ * Its scratch directory is removed whatever happens.
+ */
+export function createBuildActivities(deps: BuildDeps) {
+  const { config } = deps;
+  const workRoot = config.BUILD_WORK_DIR ?? path.join(os.tmpdir(), 'slipway-builds');
+
+  return {
+    async buildSource(input: BuildInput): Promise<BuildResult> {
+      const ctx = Context.current();
+      const started = Date.now();
+      const log = buildLog(deps.logs, input.deploymentId);
+      const abort = new AbortController();
+      const timeout = setTimeout(
+        () => abort.abort(buildFailed(`the build took longer than ${config.BUILD_TIMEOUT_S} s and was stopped`)),
+        config.BUILD_TIMEOUT_S * 1000,
+      );
+      const onCancel = () => abort.abort(new Error('cancelled'));
+      ctx.cancellationSignal.addEventListener('abort', onCancel, { once: true });
+      const beat = setInterval(() => ctx.heartbeat(), 1000);
+      const work = path.join(workRoot, `${input.deploymentId}-r${input.revision}-a${ctx.info.attempt}`);
+      const tag = `${builtImageRepository(input.deploymentId)}:${input.revision}`;
+
+      try {
+        await fs.promises.rm(work, { recursive: true, force: true });
+        await fs.promises.mkdir(work, { recursive: true });
+        const { dir, commit } = await fetchSource(input, work, log.line, abort.signal);
+        abort.signal.throwIfAborted();
+
+        const plan = await planBuild(dir, {
+          port: input.port,
+          ...(input.source.dockerfilePath ? { dockerfilePath: input.source.dockerfilePath } : {}),
+          baseImages: {
+            node: config.BUILD_BASE_IMAGE_NODE,
+            static: config.BUILD_BASE_IMAGE_STATIC,
+            python: config.BUILD_BASE_IMAGE_PYTHON,
+          },
+        }).catch((err: unknown) => {
+          throw buildFailed(err instanceof Error ? err.message : String(err));
+        });
+        log.line(
+          plan.kind === 'dockerfile'
+            ? `building with the source's own ${plan.dockerfile}`
+            : `detected a ${plan.kind} project; generated Dockerfile (${plan.steps.join(' → ')}):\n${plan.generated ?? ''}`,
+        );
+
+        await dockerBuild(dir, plan.dockerfile, tag, input, log.line, abort.signal);
+        log.line(`built ${tag} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+        return { image: tag, kind: plan.kind, ...(commit ? { commit } : {}), durationMs: Date.now() - started };
+      } catch (err) {
+        if (ctx.cancellationSignal.aborted) {
+          log.line('build cancelled: the deployment was destroyed');
+          throw ctx.cancellationSignal.reason;
+        }
+        const failure = abort.signal.aborted ? abort.signal.reason : err;
+        const message = failure instanceof Error ? failure.message : String(failure);
+        log.line(`build failed: ${message}`);
+        // Our own verdicts are final; anything else (engine or S3 unreachable) may pass on a retry.
+        throw failure;
+      } finally {
+        clearTimeout(timeout);
+        clearInterval(beat);
+        ctx.cancellationSignal.removeEventListener('abort', onCancel);
+        await fs.promises.rm(work, { recursive: true, force: true }).catch(() => undefined);
+        await log.close();
+      }
+    },
+  };
+
+  async function fetchSource(
+    input: BuildInput,
+    work: string,
+    log: (line: string) => void,
+    signal: AbortSignal,
+  ): Promise<{ dir: string; commit?: string }> {
+    const source = input.source;
+    if (source.type === 'upload') {
+      const upload = await deps.uploads.get(input.orgId, source.uploadId);
+      if (!upload) throw buildFailed(`the upload ${source.uploadId} has expired or was deleted; upload it again`);
+      log(`fetching ${upload.filename} (${upload.size} bytes, sha256 ${upload.sha256})`);
+      const zipPath = path.join(work, 'source.zip');
+      const object = await deps.s3.send(new GetObjectCommand({ Bucket: config.S3_BUCKET, Key: upload.key }), {
+        abortSignal: signal,
+      });
+      await pipeline(object.Body as NodeJS.ReadableStream, fs.createWriteStream(zipPath), { signal });
+      const dir = path.join(work, 'src');
+      const extracted = await extractZip(zipPath, dir, {
+        maxEntries: config.BUILD_MAX_ENTRIES,
+        maxUncompressedBytes: config.BUILD_MAX_UNCOMPRESSED_BYTES,
+      }).catch((err: unknown) => {
+        throw buildFailed(err instanceof Error ? err.message : String(err));
+      });
+      await fs.promises.rm(zipPath, { force: true });
+      log(`extracted ${extracted.entries} entries (${extracted.bytes} bytes)`);
+      return { dir: await soleTopLevelDir(dir) };
+    }
+
+    const token = source.gitTokenSecretId ? await deps.vault.reveal(input.orgId, source.gitTokenSecretId) : undefined;
+    if (source.gitTokenSecretId && token === undefined) {
+      throw buildFailed(`the secret ${source.gitTokenSecretId} (gitTokenSecretId) no longer exists`);
+    }
+    const cloneTimeout = AbortSignal.timeout(config.GIT_CLONE_TIMEOUT_S * 1000);
+    const { commit } = await cloneRepository({
+      url: source.repoUrl,
+      ...(source.branch ? { branch: source.branch } : {}),
+      ...(token ? { token } : {}),
+      dest: work,
+      maxBytes: config.GIT_MAX_BYTES,
+      allowPrivateHosts: config.ALLOW_PRIVATE_GIT_HOSTS,
+      signal: AbortSignal.any([signal, cloneTimeout]),
+      log,
+    }).catch((err: unknown) => {
+      if (cloneTimeout.aborted && !signal.aborted) {
+        throw buildFailed(`git clone took longer than ${config.GIT_CLONE_TIMEOUT_S} s and was stopped`);
+      }
+      if (err instanceof Error && err.name === 'GitError') throw buildFailed(err.message);
+      throw err;
+    });
+    log(`cloned commit ${commit}`);
+    return { dir: cloneCheckout(work), commit };
+  }
+
+  /** `docker build` through the engine API; names the step that failed, as the engine reports it. */
+  async function dockerBuild(
+    dir: string,
+    dockerfile: string,
+    tag: string,
+    input: BuildInput,
+    log: (line: string) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const stream = await deps.docker.buildImage(
+      { context: dir, src: await fs.promises.readdir(dir) },
+      {
+        t: tag,
+        dockerfile,
+        rm: true,
+        forcerm: true,
+        labels: {
+          [LABELS.managed]: 'true',
+          [LABELS.deploymentId]: input.deploymentId,
+          [LABELS.orgId]: input.orgId,
+          [LABELS.revision]: String(input.revision),
+        },
+        abortSignal: signal,
+      },
+    );
+    let step = '';
+    let failure: string | undefined;
+    await new Promise<void>((resolve, reject) => {
+      deps.docker.modem.followProgress(
+        stream,
+        (err) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve()),
+        (msg: BuildMessage) => {
+          if (msg.stream) {
+            const m = /^Step \d+\/\d+ : (.*)/m.exec(msg.stream);
+            if (m?.[1]) step = m[1].trim();
+            log(msg.stream);
+          }
+          if (msg.error) {
+            failure = msg.errorDetail?.message ?? msg.error;
+            log(failure);
+          }
+        },
+      );
+    }).catch((err: unknown) => {
+      if (signal.aborted) throw signal.reason;
+      throw err;
+    });
+    if (signal.aborted) throw signal.reason;
+    if (failure) throw buildFailed(step ? `the build failed at step "${step}": ${failure}` : failure);
+  }
+}
+
+export type BuildActivities = ReturnType<typeof createBuildActivities>;

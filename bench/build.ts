@@ -1,0 +1,142 @@
+// Source build benchmarks (issue: deploy from source). For each fixture, Slipway's build + deploy until the
+// app answers, next to a bare `docker build` + `docker run` + first answer of the same source and Dockerfile,
+// measured in the same run. Every run gets a fresh nonce file, so neither side reuses the other's cached
+// source layers (as with a new commit). Never asserts. Run: node --import tsx bench/build.ts
+import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+import { planBuild } from '../shared/build/detect';
+import { createDockerClient } from '../shared/engine/docker-client';
+import { buildBaseImages } from '../test/helpers/base-images';
+import { startGitServer } from '../test/helpers/git-server';
+import { zipDirectory } from '../test/helpers/zip';
+import { median, startService } from './harness';
+
+const run = promisify(execFile);
+const N = 3;
+const FIXTURES = path.resolve(__dirname, '..', 'test', 'fixtures', 'sources');
+
+async function until<T>(fn: () => Promise<T | undefined>, timeoutMs = 300_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A copy of a fixture with a nonce file, so its build cannot reuse an earlier run's source layers. */
+async function freshCopy(name: string): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), `bench-src-${name}-`));
+  await fs.cp(path.join(FIXTURES, name), dir, { recursive: true });
+  await fs.writeFile(path.join(dir, '.bench-nonce'), randomBytes(8).toString('hex'));
+  return dir;
+}
+
+async function main() {
+  const docker = createDockerClient(process.env.DOCKER_HOST);
+  const base = await buildBaseImages(docker);
+  const git = await startGitServer();
+  const svc = await startService({
+    ALLOW_PRIVATE_GIT_HOSTS: 'true',
+    BUILD_BASE_IMAGE_NODE: base.node,
+    BUILD_BASE_IMAGE_STATIC: base.static,
+    SECRETS_KEY: randomBytes(32).toString('base64'),
+    RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: '100000000',
+  });
+  const auth = { authorization: `Bearer ${svc.org.token}` };
+  const json = async (method: string, p: string, body?: unknown) => {
+    const r = await fetch(`${svc.base}${p}`, {
+      method,
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return (await r.text().then((t) => (t ? JSON.parse(t) : {}))) as Record<string, unknown>;
+  };
+
+  const cases: { label: string; fixture: string; via: 'zip' | 'git' }[] = [
+    { label: 'static site, zip', fixture: 'static-site', via: 'zip' },
+    { label: 'Node app, zip', fixture: 'node-app', via: 'zip' },
+    { label: 'Node app, git', fixture: 'node-app', via: 'git' },
+    { label: 'own Dockerfile, git', fixture: 'dockerfile-app', via: 'git' },
+  ];
+  const results: { label: string; slipway: number[]; bare: number[] }[] = [];
+  try {
+    for (const c of cases) {
+      const slipway: number[] = [];
+      const bare: number[] = [];
+      for (let i = 0; i < N; i++) {
+        // Slipway: upload (zip) or nothing (git), deploy, wait for running, first answer.
+        const src = await freshCopy(c.fixture);
+        const t0 = performance.now();
+        let body: Record<string, unknown>;
+        if (c.via === 'zip') {
+          const form = new FormData();
+          form.append('archive', new Blob([new Uint8Array(await zipDirectory(src))]), 'src.zip');
+          const up = (await (
+            await fetch(`${svc.base}/compat/uploads/zip`, { method: 'POST', headers: auth, body: form })
+          ).json()) as { uploadId: string };
+          body = { uploadId: up.uploadId };
+        } else {
+          body = { repoUrl: await git.addRepo(`bench/${c.fixture}-${randomUUID()}`, src) };
+        }
+        const t1 = c.via === 'git' ? performance.now() : t0; // repo creation is the fixture's, not Slipway's
+        const accepted = await json('POST', '/compat/deploy/source', { ...body, name: `bench-${i}`, port: 8080 });
+        const id = accepted.deploymentId as string;
+        const url = await until(async () => {
+          const d = await json('GET', `/compat/deployments/${id}`);
+          if (d.status === 'failed') throw new Error(`deploy failed: ${JSON.stringify(d.error)}`);
+          return d.status === 'running' ? (d.url as string) : undefined;
+        });
+        await until(async () => ((await fetch(url)).ok ? true : undefined));
+        slipway.push(performance.now() - t1);
+        await json('DELETE', `/compat/deployments/${id}`);
+
+        // Bare: the same source (a fresh nonce) and the Dockerfile Slipway builds, by hand.
+        const bareSrc = await freshCopy(c.fixture);
+        const plan = await planBuild(bareSrc, {
+          port: 8080,
+          baseImages: { node: base.node, static: base.static, python: 'python:3.12-slim' },
+        });
+        const tag = `bench-bare/${c.fixture}:${i}`;
+        const b0 = performance.now();
+        await run('docker', ['build', '-q', '-t', tag, '-f', path.join(bareSrc, plan.dockerfile), bareSrc], {
+          maxBuffer: 64 * 1024 * 1024,
+        });
+        const { stdout } = await run('docker', ['run', '-d', '-p', '127.0.0.1::8080', tag]);
+        const cid = stdout.trim();
+        const { stdout: portOut } = await run('docker', ['port', cid, '8080/tcp']);
+        const hostPort = portOut.trim().split('\n')[0]!.split(':').pop();
+        await until(async () => ((await fetch(`http://127.0.0.1:${hostPort}/`)).ok ? true : undefined));
+        bare.push(performance.now() - b0);
+        await run('docker', ['rm', '-f', cid]);
+        await run('docker', ['rmi', '-f', tag]);
+        await fs.rm(src, { recursive: true, force: true });
+        await fs.rm(bareSrc, { recursive: true, force: true });
+      }
+      results.push({ label: c.label, slipway, bare });
+    }
+
+    const s = (v: number) => `${(v / 1000).toFixed(2)} s`;
+    console.log(`\nSlipway source build benchmark (${new Date().toISOString()}, ${os.cpus().length} cores, n=${N})`);
+    console.log('fixture                 slipway build+deploy+answer   bare docker build+run+answer   ratio');
+    for (const r of results) {
+      console.log(
+        `${r.label.padEnd(22)}  median ${s(median(r.slipway)).padEnd(9)} (${r.slipway.map(s).join(', ')})   median ${s(median(r.bare)).padEnd(9)} (${r.bare.map(s).join(', ')})   ${(median(r.slipway) / median(r.bare)).toFixed(2)}x`,
+      );
+    }
+  } finally {
+    await svc.stop();
+    await git.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,163 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+import { privateTargetReason } from '../net-guard';
+
+/** A clone that could not be made, with a message fit for the deployment's log and error (never the token). */
+export class GitError extends Error {
+  override name = 'GitError';
+}
+
+export interface CloneOptions {
+  url: string;
+  /** Absent: the repository's default branch. */
+  branch?: string;
+  /** Sent as HTTP basic auth (`x-access-token:<token>`), the form GitHub, GitLab and Gitea all accept. */
+  token?: string;
+  dest: string;
+  maxBytes: number;
+  allowPrivateHosts: boolean;
+  signal: AbortSignal;
+  log: (line: string) => void;
+}
+
+async function treeBytes(dir: string): Promise<number> {
+  let total = 0;
+  const entries = await fs.readdir(dir, { withFileTypes: true, recursive: true }).catch(() => []);
+  for (const e of entries) {
+    if (!e.isFile()) continue;
+    total += await fs.stat(path.join(e.parentPath, e.name)).then(
+      (s) => s.size,
+      () => 0,
+    );
+  }
+  return total;
+}
+
+/** Turns git's stderr into what the caller did wrong, in our words. */
+function explain(stderr: string, opts: CloneOptions): string {
+  const branch = opts.branch ? /Remote branch .* not found|couldn't find remote ref/i.test(stderr) : false;
+  if (branch) return `the branch "${opts.branch}" does not exist in ${opts.url}`;
+  if (/Authentication failed|could not read Username|terminal prompts disabled|401|403/i.test(stderr)) {
+    return opts.token
+      ? `the repository ${opts.url} refused the token from gitTokenSecretId; check that it is valid and can read the repository`
+      : `the repository ${opts.url} needs credentials: store a token with POST /platform/secrets and pass its id as gitTokenSecretId`;
+  }
+  if (/not found|does not appear to be a git repository|404/i.test(stderr)) {
+    return `no repository at ${opts.url} (a private repository also needs gitTokenSecretId)`;
+  }
+  if (/Could not resolve host|unable to look up/i.test(stderr)) return `the host of ${opts.url} does not resolve`;
+  if (/Connection refused|Failed to connect|unable to connect/i.test(stderr)) return `cannot connect to ${opts.url}`;
+  const last = stderr.trim().split('\n').filter(Boolean).slice(-2).join(' | ');
+  return `git clone of ${opts.url} failed: ${last || 'no output'}`;
+}
+
+/**
+ * A shallow clone of one branch into `dest`, then its `.git` removed (the build needs the files only).
+ * The host is checked against private networks first; the token travels in git's environment, never its
+ * arguments, and is scrubbed from anything git prints. Returns the commit that was cloned.
+ */
+export async function cloneRepository(opts: CloneOptions): Promise<{ commit: string }> {
+  const url = new URL(opts.url);
+  if (!opts.allowPrivateHosts) {
+    const reason = await privateTargetReason(url);
+    if (reason) throw new GitError(`refusing to clone ${opts.url}: ${reason} (ALLOW_PRIVATE_GIT_HOSTS is off)`);
+  }
+  const secrets: string[] = [];
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: opts.dest, // no user's global config, credential helpers or hooks
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_ASKPASS: 'true',
+    GIT_CONFIG_COUNT: '0',
+  };
+  if (opts.token) {
+    const basic = Buffer.from(`x-access-token:${opts.token}`).toString('base64');
+    secrets.push(opts.token, basic);
+    Object.assign(env, {
+      GIT_CONFIG_COUNT: '1',
+      GIT_CONFIG_KEY_0: 'http.extraHeader',
+      GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
+    });
+  }
+  const scrub = (text: string) => secrets.reduce((t, s) => t.split(s).join('***'), text);
+
+  const checkout = path.join(opts.dest, 'src');
+  const args = [
+    // A redirect could lead a vetted public host to a private one; local transports are never a source.
+    '-c',
+    `http.followRedirects=${opts.allowPrivateHosts ? 'initial' : 'false'}`,
+    '-c',
+    'protocol.file.allow=never',
+    '-c',
+    'protocol.ext.allow=never',
+    'clone',
+    '--depth=1',
+    '--single-branch',
+    '--no-tags',
+    '--progress',
+    ...(opts.branch ? ['--branch', opts.branch] : []),
+    '--',
+    opts.url,
+    checkout,
+  ];
+  opts.log(`$ git clone --depth=1 ${opts.branch ? `--branch ${opts.branch} ` : ''}${opts.url}`);
+
+  const stderr = await new Promise<string>((resolve, reject) => {
+    const child = spawn('git', args, { env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+    let output = '';
+    let stopped: string | undefined;
+    const stop = (why: string) => {
+      stopped ??= why;
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL'); // git and its remote helper
+      } catch {
+        /* already gone */
+      }
+    };
+    const onAbort = () => stop('aborted');
+    opts.signal.addEventListener('abort', onAbort, { once: true });
+    const sizeWatch = setInterval(() => {
+      void treeBytes(opts.dest).then((bytes) => {
+        if (bytes > opts.maxBytes) stop(`the repository is larger than the ${opts.maxBytes}-byte clone limit`);
+      });
+    }, 500);
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (d: string) => {
+      output += d;
+      if (output.length > 64 * 1024) output = output.slice(-32 * 1024);
+    });
+    child.once('error', (err) => {
+      clearInterval(sizeWatch);
+      reject(new GitError(`cannot run git: ${err.message}`));
+    });
+    child.once('close', (code) => {
+      clearInterval(sizeWatch);
+      opts.signal.removeEventListener('abort', onAbort);
+      if (stopped === 'aborted')
+        reject(opts.signal.reason instanceof Error ? opts.signal.reason : new Error('aborted'));
+      else if (stopped) reject(new GitError(stopped));
+      else if (code !== 0) reject(new GitError(scrub(explain(output, opts))));
+      else resolve(output);
+    });
+  });
+  for (const line of scrub(stderr).split(/[\r\n]+/)) {
+    // Progress lines repeat with carriage returns; the last state of each phase is enough.
+    if (line.trim() && !/\d+% \(\d+\/\d+\)(?!.*done)/.test(line)) opts.log(line.trim());
+  }
+
+  const commit = await new Promise<string>((resolve) => {
+    const child = spawn('git', ['-C', checkout, 'rev-parse', 'HEAD'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('close', () => resolve(out.trim()));
+    child.once('error', () => resolve(''));
+  });
+  await fs.rm(path.join(checkout, '.git'), { recursive: true, force: true });
+  return { commit };
+}
+
+/** Where cloneRepository leaves the files of a clone made into `dest`. */
+export const cloneCheckout = (dest: string) => path.join(dest, 'src');
