@@ -14,21 +14,11 @@ import { createDockerClient } from '../shared/engine/docker-client';
 import { buildBaseImages } from '../test/helpers/base-images';
 import { startGitServer } from '../test/helpers/git-server';
 import { zipDirectory } from '../test/helpers/zip';
-import { median, startService } from './harness';
+import { answers, median, startService, until } from './harness';
 
 const run = promisify(execFile);
 const N = 3;
 const FIXTURES = path.resolve(__dirname, '..', 'test', 'fixtures', 'sources');
-
-async function until<T>(fn: () => Promise<T | undefined>, timeoutMs = 300_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** A copy of a fixture with a nonce file, so its build cannot reuse an earlier run's source layers. */
 async function freshCopy(name: string): Promise<string> {
@@ -92,8 +82,8 @@ async function main() {
           const d = await json('GET', `/compat/deployments/${id}`);
           if (d.status === 'failed') throw new Error(`deploy failed: ${JSON.stringify(d.error)}`);
           return d.status === 'running' ? (d.url as string) : undefined;
-        });
-        await until(async () => ((await fetch(url)).ok ? true : undefined));
+        }, 300_000);
+        await until(async () => answers(url));
         slipway.push(performance.now() - t1);
         await json('DELETE', `/compat/deployments/${id}`);
 
@@ -112,7 +102,7 @@ async function main() {
         const cid = stdout.trim();
         const { stdout: portOut } = await run('docker', ['port', cid, '8080/tcp']);
         const hostPort = portOut.trim().split('\n')[0]!.split(':').pop();
-        await until(async () => ((await fetch(`http://127.0.0.1:${hostPort}/`)).ok ? true : undefined));
+        await until(async () => answers(`http://127.0.0.1:${hostPort}/`));
         bare.push(performance.now() - b0);
         await run('docker', ['rm', '-f', cid]);
         await run('docker', ['rmi', '-f', tag]);

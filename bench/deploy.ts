@@ -7,20 +7,10 @@ import autocannon from 'autocannon';
 
 import { createDockerClient } from '../shared/engine/docker-client';
 import { buildFixtureImage } from '../test/helpers/images';
-import { median, startService } from './harness';
+import { answers, median, startService, until } from './harness';
 
 const run = promisify(execFile);
 const N = 5;
-
-async function until<T>(fn: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 async function main() {
   const docker = createDockerClient(process.env.DOCKER_HOST);
@@ -50,7 +40,7 @@ async function main() {
         const d = (await call('GET', `/compat/deployments/${id}`)).body;
         return d.status === 'running' ? (d.url as string) : undefined;
       });
-      await until(async () => ((await fetch(url)).ok ? true : undefined));
+      await until(async () => answers(url));
       slipway.push(performance.now() - t0);
       await call('DELETE', `/compat/deployments/${id}`);
 
@@ -59,7 +49,7 @@ async function main() {
       const cid = stdout.trim();
       const { stdout: portOut } = await run('docker', ['port', cid, '8080/tcp']);
       const hostPort = portOut.trim().split('\n')[0]!.split(':').pop();
-      await until(async () => ((await fetch(`http://127.0.0.1:${hostPort}/`)).ok ? true : undefined));
+      await until(async () => answers(`http://127.0.0.1:${hostPort}/`));
       bare.push(performance.now() - b0);
       await run('docker', ['rm', '-f', cid]);
     }

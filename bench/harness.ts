@@ -70,3 +70,21 @@ export function percentile(values: number[], p: number): number {
 }
 
 export const median = (values: number[]) => percentile(values, 50);
+
+/** Polls `fn` until it returns a value; errors count as "not yet". */
+export async function until<T>(fn: () => Promise<T | undefined>, timeoutMs = 60_000, everyMs = 20): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/**
+ * True once `url` answers 2xx. Each attempt is bounded: docker-proxy accepts a connection on a published port
+ * before the app listens, and such a request can hang with no answer at all.
+ */
+export const answers = (url: string) =>
+  fetch(url, { signal: AbortSignal.timeout(2_000) }).then((r) => (r.ok ? true : undefined));

@@ -93,6 +93,13 @@ export async function startHarness(
           .getContainer(c.Id)
           .remove({ force: true })
           .catch(() => undefined);
+      // Images built from source for deployments a test left running.
+      const images = await docker.listImages({ filters: { label: [`${LABELS.orgId}=${orgId}`] } });
+      for (const i of images)
+        await docker
+          .getImage(i.Id)
+          .remove({ force: true })
+          .catch(() => undefined);
       const networks = await docker.listNetworks({ filters: { name: [`slipway-org-${orgId}`] } });
       for (const n of networks)
         await docker

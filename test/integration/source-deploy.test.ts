@@ -92,7 +92,8 @@ describe('deploy from source', () => {
   async function answers(url: string | null): Promise<string> {
     expect(url).toMatch(/^http:\/\//);
     return eventually(async () => {
-      const res = await fetch(url as string);
+      // Bounded: docker-proxy accepts a connection before the app listens, and that request may never be answered.
+      const res = await fetch(url as string, { signal: AbortSignal.timeout(2_000) });
       return res.ok ? res.text() : undefined;
     }, `${url} to answer`);
   }
@@ -166,6 +167,14 @@ describe('deploy from source', () => {
       expect(d.status).toBe('running');
       expect(await answers(d.url)).toContain('hello from node fixture');
       expect(d.events.some((e) => /built slipway\/.*commit [0-9a-f]{12}/.test(e.message))).toBe(true);
+    });
+
+    it('a Node app from git, over git://', async () => {
+      const api = await org();
+      const daemon = await git.daemon();
+      const d = await settle(api, await deploy(api, { repoUrl: daemon.cloneUrl('acme/node-app'), port: 8080 }));
+      expect(d.status).toBe('running');
+      expect(await answers(d.url)).toContain('hello from node fixture');
     });
 
     it('an app with its own Dockerfile from git, on a named branch', async () => {
@@ -330,6 +339,21 @@ describe('deploy from source', () => {
       }, 'the build container to be removed');
       expect((await api.get(`/compat/deployments/${id}`)).status).toBe(404);
     });
+  });
+
+  it('stops a build that passes BUILD_TIMEOUT_S, and says so', async () => {
+    const quick = await startHarness('source-timeout', {
+      BUILD_TIMEOUT_S: '3',
+      BUILD_WORK_DIR: workDir,
+      BUILD_BASE_IMAGE_NODE: h.config.BUILD_BASE_IMAGE_NODE,
+    });
+    try {
+      const api = client(quick, (await quick.newOrg('pro')).token);
+      const id = await deploy(api, { uploadId: await upload(api, await zipDirectory(fixture('slow-build'))) });
+      await expectBuildFailure(api, id, /took longer than 3 s/);
+    } finally {
+      await quick.stop();
+    }
   });
 
   it('deletes uploads when they expire, by a Temporal schedule', async () => {

@@ -182,7 +182,8 @@ async function dockerBuild(docker: Docker, context: string, tag: string): Promis
 async function answer(url: string, timeoutMs = 30_000): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const res = await fetch(url).catch((err: unknown) => err as Error);
+    // Bounded: docker-proxy accepts a connection before the app listens, and that request may never be answered.
+    const res = await fetch(url, { signal: AbortSignal.timeout(2_000) }).catch((err: unknown) => err as Error);
     if (!(res instanceof Error) && res.ok) return res.text();
     if (Date.now() > deadline)
       throw new Error(`${url} did not answer: ${res instanceof Error ? res.message : res.status}`);
