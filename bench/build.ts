@@ -14,7 +14,7 @@ import { createDockerClient } from '../shared/engine/docker-client';
 import { buildBaseImages } from '../test/helpers/base-images';
 import { startGitServer } from '../test/helpers/git-server';
 import { zipDirectory } from '../test/helpers/zip';
-import { answers, median, startService, until } from './harness';
+import { answers, bareRun, median, startService, until } from './harness';
 
 const run = promisify(execFile);
 const N = 3;
@@ -98,11 +98,7 @@ async function main() {
         await run('docker', ['build', '-q', '-t', tag, '-f', path.join(bareSrc, plan.dockerfile), bareSrc], {
           maxBuffer: 64 * 1024 * 1024,
         });
-        const { stdout } = await run('docker', ['run', '-d', '-p', '127.0.0.1::8080', tag]);
-        const cid = stdout.trim();
-        const { stdout: portOut } = await run('docker', ['port', cid, '8080/tcp']);
-        const hostPort = portOut.trim().split('\n')[0]!.split(':').pop();
-        await until(async () => answers(`http://127.0.0.1:${hostPort}/`));
+        const cid = await bareRun(tag);
         bare.push(performance.now() - b0);
         await run('docker', ['rm', '-f', cid]);
         await run('docker', ['rmi', '-f', tag]);

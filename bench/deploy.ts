@@ -7,7 +7,7 @@ import autocannon from 'autocannon';
 
 import { createDockerClient } from '../shared/engine/docker-client';
 import { buildFixtureImage } from '../test/helpers/images';
-import { answers, median, startService, until } from './harness';
+import { answers, bareRun, median, startService, until } from './harness';
 
 const run = promisify(execFile);
 const N = 5;
@@ -45,11 +45,7 @@ async function main() {
       await call('DELETE', `/compat/deployments/${id}`);
 
       const b0 = performance.now();
-      const { stdout } = await run('docker', ['run', '-d', '-p', '127.0.0.1::8080', image]);
-      const cid = stdout.trim();
-      const { stdout: portOut } = await run('docker', ['port', cid, '8080/tcp']);
-      const hostPort = portOut.trim().split('\n')[0]!.split(':').pop();
-      await until(async () => answers(`http://127.0.0.1:${hostPort}/`));
+      const cid = await bareRun(image);
       bare.push(performance.now() - b0);
       await run('docker', ['rm', '-f', cid]);
     }

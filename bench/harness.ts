@@ -1,8 +1,10 @@
 // Starts the whole service as `npm start` does (stack + api + worker processes), on free ports with
 // throwaway data, with limits raised so a benchmark measures the service, not its rate limiter.
+import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 import { startStack } from '../scripts/stack';
 import { freePort, type Managed, startProcess, waitUntil } from '../scripts/stack/process';
@@ -88,3 +90,16 @@ export async function until<T>(fn: () => Promise<T | undefined>, timeoutMs = 60_
  */
 export const answers = (url: string) =>
   fetch(url, { signal: AbortSignal.timeout(2_000) }).then((r) => (r.ok ? true : undefined));
+
+const run = promisify(execFile);
+
+/**
+ * The baseline: `docker run` of `image` with port 8080 published on loopback, until it answers. Returns the
+ * container's id for the caller to remove once the clock has stopped.
+ */
+export async function bareRun(image: string): Promise<string> {
+  const cid = (await run('docker', ['run', '-d', '-p', '127.0.0.1::8080', image])).stdout.trim();
+  const hostPort = (await run('docker', ['port', cid, '8080/tcp'])).stdout.trim().split('\n')[0]!.split(':').pop();
+  await until(async () => answers(`http://127.0.0.1:${hostPort}/`));
+  return cid;
+}

@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
 import type Docker from 'dockerode';
+
+import { buildImageOnce } from './images';
 
 const run = promisify(execFile);
 
@@ -41,37 +42,14 @@ export async function buildBaseImages(docker: Docker): Promise<{ node: string; s
   return { ...BASE_IMAGES };
 }
 
-async function buildOnce(
-  docker: Docker,
-  tag: string,
-  dockerfile: string[],
-  prepare: (rootfs: string) => Promise<void>,
-): Promise<void> {
-  const exists = await docker
-    .getImage(tag)
-    .inspect()
-    .then(
-      () => true,
-      () => false,
-    );
-  if (exists) return;
-  const context = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-base-image-'));
-  try {
+/** A busybox base with `prepare`'s files under rootfs/. */
+function buildOnce(docker: Docker, tag: string, dockerfile: string[], prepare: (rootfs: string) => Promise<void>) {
+  return buildImageOnce(docker, tag, async (context) => {
     await fs.writeFile(path.join(context, 'Dockerfile'), `${dockerfile.join('\n')}\n`);
     await fs.copyFile('/bin/busybox', path.join(context, 'busybox'));
     await fs.mkdir(path.join(context, 'rootfs'));
     await prepare(path.join(context, 'rootfs'));
-    const stream = await docker.buildImage({ context, src: await fs.readdir(context) }, { t: tag, rm: true });
-    await new Promise<void>((resolve, reject) =>
-      docker.modem.followProgress(stream, (err, output: { error?: string }[]) => {
-        const failed = err ?? output.find((o) => o.error)?.error;
-        if (failed) reject(new Error(`building ${tag}: ${failed instanceof Error ? failed.message : failed}`));
-        else resolve();
-      }),
-    );
-  } finally {
-    await fs.rm(context, { recursive: true, force: true });
-  }
+  });
 }
 
 /** The host's node with every library it links, at the same paths, and npm/npx as wrappers around it. */

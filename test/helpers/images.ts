@@ -12,6 +12,18 @@ const FIXTURES = path.resolve(__dirname, '..', 'fixtures', 'images');
  */
 export async function buildFixtureImage(docker: Docker, name: string): Promise<string> {
   const tag = `slipway-test/${name}:latest`;
+  await buildImageOnce(docker, tag, async (context) => {
+    await fs.cp(path.join(FIXTURES, name), context, { recursive: true });
+    await fs.copyFile('/bin/busybox', path.join(context, 'busybox'));
+  });
+  return tag;
+}
+
+/**
+ * Builds `tag` from a temporary context that `fill` writes, unless the engine already has it: delete the tag to
+ * rebuild. A failed build rejects with the engine's message.
+ */
+export async function buildImageOnce(docker: Docker, tag: string, fill: (context: string) => Promise<void>) {
   const exists = await docker
     .getImage(tag)
     .inspect()
@@ -19,20 +31,18 @@ export async function buildFixtureImage(docker: Docker, name: string): Promise<s
       () => true,
       () => false,
     );
-  if (exists) return tag;
-  const context = await fs.mkdtemp(path.join(os.tmpdir(), `slipway-image-${name}-`));
+  if (exists) return;
+  const context = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-image-'));
   try {
-    await fs.cp(path.join(FIXTURES, name), context, { recursive: true });
-    await fs.copyFile('/bin/busybox', path.join(context, 'busybox'));
-    const stream = await docker.buildImage({ context, src: await fs.readdir(context) }, { t: tag });
+    await fill(context);
+    const stream = await docker.buildImage({ context, src: await fs.readdir(context) }, { t: tag, rm: true });
     await new Promise<void>((resolve, reject) =>
       docker.modem.followProgress(stream, (err, output: { error?: string }[]) => {
         const failed = err ?? output.find((o) => o.error)?.error;
-        if (failed) reject(failed instanceof Error ? failed : new Error(String(failed)));
+        if (failed) reject(new Error(`building ${tag}: ${failed instanceof Error ? failed.message : failed}`));
         else resolve();
       }),
     );
-    return tag;
   } finally {
     await fs.rm(context, { recursive: true, force: true });
   }
