@@ -8,9 +8,12 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type Docker from 'dockerode';
 
+import { buildContext } from '../shared/build/context';
 import { planBuild } from '../shared/build/detect';
 import { extractZip, soleTopLevelDir } from '../shared/build/extract';
 import { cloneCheckout, cloneRepository } from '../shared/build/git';
+import { labelledDockerfile } from '../shared/build/labelled-dockerfile';
+import { assertSymlinksInside, SymlinkEscapeError } from '../shared/build/symlinks';
 import type { Config } from '../shared/config';
 import { LABELS } from '../shared/constants';
 import type { LogStore } from '../shared/db/logs-store';
@@ -122,6 +125,10 @@ export function createBuildActivities(deps: BuildDeps) {
         await fs.promises.mkdir(work, { recursive: true });
         const { dir, commit } = await fetchSource(input, work, log.line, abort.signal);
         abort.signal.throwIfAborted();
+        // A clone brings symlinks as committed, and a zip's links may chain out of the tree (`d/l -> ..`).
+        await assertSymlinksInside(dir).catch((err: unknown) => {
+          throw err instanceof SymlinkEscapeError ? buildFailed(err.message) : err;
+        });
 
         const plan = await planBuild(dir, {
           port: input.port,
@@ -225,22 +232,19 @@ export function createBuildActivities(deps: BuildDeps) {
     log: (line: string) => void,
     signal: AbortSignal,
   ): Promise<void> {
-    const stream = await deps.docker.buildImage(
-      { context: dir, src: await fs.promises.readdir(dir) },
-      {
-        t: tag,
-        dockerfile,
-        rm: true,
-        forcerm: true,
-        labels: {
-          [LABELS.managed]: 'true',
-          [LABELS.deploymentId]: input.deploymentId,
-          [LABELS.orgId]: input.orgId,
-          [LABELS.revision]: String(input.revision),
-        },
-        abortSignal: signal,
-      },
-    );
+    const labelled = await labelledDockerfile(dir, dockerfile, {
+      [LABELS.managed]: 'true',
+      [LABELS.deploymentId]: input.deploymentId,
+      [LABELS.orgId]: input.orgId,
+      [LABELS.revision]: String(input.revision),
+    });
+    const stream = await deps.docker.buildImage(await buildContext(dir, labelled), {
+      t: tag,
+      dockerfile: labelled,
+      rm: true,
+      forcerm: true,
+      abortSignal: signal,
+    });
     let step = '';
     let failure: string | undefined;
     await new Promise<void>((resolve, reject) => {

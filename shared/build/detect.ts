@@ -1,6 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
+import { present, writeOwnFile } from './symlinks';
+
 /** A source we cannot tell how to build; the message says what to add. */
 export class BuildPlanError extends Error {
   override name = 'BuildPlanError';
@@ -143,9 +145,9 @@ export async function planBuild(dir: string, opts: PlanOptions): Promise<BuildPl
   }
 
   let name = 'Dockerfile.slipway';
-  for (let i = 2; await exists(path.join(dir, name)); i++) name = `Dockerfile.slipway-${i}`;
-  await fs.writeFile(path.join(dir, name), plan.generated ?? '');
+  for (let i = 2; await present(path.join(dir, name)); i++) name = `Dockerfile.slipway-${i}`;
+  await writeOwnFile(path.join(dir, name), plan.generated ?? '');
   const ignore = path.join(dir, '.dockerignore');
-  if (!(await exists(ignore))) await fs.writeFile(ignore, '.git\nnode_modules\n');
+  if (!(await present(ignore))) await writeOwnFile(ignore, '.git\nnode_modules\n');
   return { ...plan, dockerfile: name };
 }

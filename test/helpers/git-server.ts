@@ -29,6 +29,8 @@ export interface RepoOptions {
   branch?: string;
   /** Branches forked from the default one, each with these files written on top. */
   extraBranches?: Record<string, Record<string, string>>;
+  /** Symlinks committed as such: path in the repo → target, verbatim. */
+  symlinks?: Record<string, string>;
 }
 
 export type GitServer = Awaited<ReturnType<typeof startGitServer>>;
@@ -71,6 +73,7 @@ export async function startGitServer() {
       const git = (...args: string[]) => run('git', [...AUTHOR, ...args], { cwd: work, env: GIT_ENV });
       await git('init', '-q', '-b', branch);
       await writeFiles(work, files);
+      for (const [at, to] of Object.entries(opts.symlinks ?? {})) await fs.symlink(to, path.join(work, at));
       await git('add', '-A');
       await git('commit', '-q', '--allow-empty', '-m', 'fixture');
       for (const [extra, extraFiles] of Object.entries(opts.extraBranches ?? {})) {

@@ -159,6 +159,24 @@ describe('deploy from source', () => {
       expect(text).toContain('built by npm run build');
       const lines = await logs(api, id);
       expect(lines.some((l) => l.stream === 'build' && /npm run build/.test(l.message))).toBe(true);
+
+      // The image carries our labels, and `COPY . .` brought the app but not the labelled Dockerfile we built with.
+      const image = `slipway/${id}:1`;
+      expect((await h.docker.getImage(image).inspect()).Config.Labels).toMatchObject({
+        [LABELS.managed]: 'true',
+        [LABELS.deploymentId]: id,
+        [LABELS.revision]: '1',
+      });
+      const ls = await h.docker.createContainer({ Image: image, Cmd: ['ls', '-a', '/app'] });
+      try {
+        await ls.start();
+        await ls.wait();
+        const files = (await ls.logs({ stdout: true, stderr: true })).toString('utf8');
+        expect(files).toMatch(/server\.js/);
+        expect(files).not.toMatch(/\.slipway\.Dockerfile/);
+      } finally {
+        await ls.remove({ force: true });
+      }
     });
 
     it('a Node app from git, over smart HTTP', async () => {
@@ -231,6 +249,22 @@ describe('deploy from source', () => {
         { name: 'passwd', data: '../../../../etc/passwd', symlink: true },
       ]);
       await expectBuildFailure(api, await deploy(api, { uploadId: await upload(api, zip) }), /symlink|link/i);
+    });
+
+    it('a repository whose symlink leads out of the clone, never reading through it', async () => {
+      const api = await org();
+      const repoUrl = await git.addRepo(
+        'acme/escaping-link',
+        { 'server.js': 'require("http").createServer((q, r) => r.end("x")).listen(8080)' },
+        { symlinks: { 'package.json': '/proc/self/environ' } },
+      );
+      const { d, lines } = await expectBuildFailure(
+        api,
+        await deploy(api, { repoUrl, port: 8080 }),
+        /package\.json is a symlink to "\/proc\/self\/environ", which leads outside the source/,
+      );
+      // The worker's environment holds SECRETS_KEY: nothing of it may reach the caller.
+      for (const text of [JSON.stringify(d), ...lines.map((l) => l.message)]) expect(text).not.toMatch(/SECRETS_KEY/);
     });
 
     it('a zip bomb (more uncompressed bytes than the cap)', async () => {
