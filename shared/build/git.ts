@@ -143,6 +143,10 @@ export async function cloneRepository(opts: CloneOptions): Promise<{ commit: str
       else resolve(output);
     });
   });
+  // The watch above samples; a clone that finished between two samples is measured once more here.
+  if ((await treeBytes(opts.dest)) > opts.maxBytes) {
+    throw new GitError(`the repository is larger than the ${opts.maxBytes}-byte clone limit`);
+  }
   for (const line of scrub(stderr).split(/[\r\n]+/)) {
     // Progress lines repeat with carriage returns; the last state of each phase is enough.
     if (line.trim() && !/\d+% \(\d+\/\d+\)(?!.*done)/.test(line)) opts.log(line.trim());

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -375,19 +376,34 @@ describe('deploy from source', () => {
     });
   });
 
-  it('stops a build that passes BUILD_TIMEOUT_S, and says so', async () => {
-    const quick = await startHarness('source-timeout', {
-      BUILD_TIMEOUT_S: '3',
-      BUILD_WORK_DIR: workDir,
-      BUILD_BASE_IMAGE_NODE: h.config.BUILD_BASE_IMAGE_NODE,
+  describe('under tight limits', () => {
+    let tight: Harness;
+    beforeAll(async () => {
+      tight = await startHarness('source-limits', {
+        ALLOW_PRIVATE_GIT_HOSTS: 'true',
+        BUILD_TIMEOUT_S: '3',
+        GIT_MAX_BYTES: String(64 * 1024),
+        BUILD_WORK_DIR: workDir,
+        BUILD_BASE_IMAGE_NODE: h.config.BUILD_BASE_IMAGE_NODE,
+        BUILD_BASE_IMAGE_STATIC: h.config.BUILD_BASE_IMAGE_STATIC,
+      });
     });
-    try {
-      const api = client(quick, (await quick.newOrg('pro')).token);
+    afterAll(() => tight?.stop());
+
+    it('stops a build that passes BUILD_TIMEOUT_S, and says so', async () => {
+      const api = client(tight, (await tight.newOrg('pro')).token);
       const id = await deploy(api, { uploadId: await upload(api, await zipDirectory(fixture('slow-build'))) });
       await expectBuildFailure(api, id, /took longer than 3 s/);
-    } finally {
-      await quick.stop();
-    }
+    });
+
+    it('stops a clone that grows past GIT_MAX_BYTES, and says so', async () => {
+      const api = client(tight, (await tight.newOrg('pro')).token);
+      const repoUrl = await git.addRepo('acme/too-big', {
+        'index.html': 'big',
+        'blob.txt': randomBytes(256 * 1024).toString('base64'),
+      });
+      await expectBuildFailure(api, await deploy(api, { repoUrl }), /larger than the 65536-byte clone limit/);
+    });
   });
 
   it('deletes uploads when they expire, by a Temporal schedule', async () => {
