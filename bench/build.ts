@@ -36,6 +36,7 @@ async function main() {
     ALLOW_PRIVATE_GIT_HOSTS: 'true',
     BUILD_BASE_IMAGE_NODE: base.node,
     BUILD_BASE_IMAGE_STATIC: base.static,
+    BUILD_BASE_IMAGE_PYTHON: base.python,
     SECRETS_KEY: randomBytes(32).toString('base64'),
     RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: '100000000',
   });
@@ -54,6 +55,7 @@ async function main() {
     { label: 'Node app, zip', fixture: 'node-app', via: 'zip' },
     { label: 'Node app, git', fixture: 'node-app', via: 'git' },
     { label: 'own Dockerfile, git', fixture: 'dockerfile-app', via: 'git' },
+    { label: 'Python app, zip', fixture: 'python-app', via: 'zip' },
   ];
   const results: { label: string; slipway: number[]; bare: number[] }[] = [];
   try {
@@ -89,10 +91,7 @@ async function main() {
 
         // Bare: the same source (a fresh nonce) and the Dockerfile Slipway builds, by hand.
         const bareSrc = await freshCopy(c.fixture);
-        const plan = await planBuild(bareSrc, {
-          port: 8080,
-          baseImages: { node: base.node, static: base.static, python: 'python:3.12-slim' },
-        });
+        const plan = await planBuild(bareSrc, { port: 8080, baseImages: base });
         const tag = `bench-bare/${c.fixture}:${i}`;
         const b0 = performance.now();
         await run('docker', ['build', '-q', '-t', tag, '-f', path.join(bareSrc, plan.dockerfile), bareSrc], {

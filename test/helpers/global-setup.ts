@@ -6,6 +6,8 @@ import path from 'node:path';
 import { type Stack, startStack } from '../../scripts/stack';
 import { ensureDebianPackages } from '../../scripts/stack/debian';
 import { ensureTestServer } from '../../scripts/stack/test-server';
+import { createDockerClient } from '../../shared/engine/docker-client';
+import { buildBaseImages } from './base-images';
 
 declare global {
   var __slipwayStack: { stack: Stack; dataDir: string } | undefined;
@@ -22,6 +24,8 @@ export default async function globalSetup(): Promise<void> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-test-'));
   const stack = await startStack({ dataDir, ports: 'free', headless: true });
   Object.assign(process.env, stack.env);
+  // Built once here: two test files would otherwise build the same bases at once, inside their own timeouts.
+  await buildBaseImages(createDockerClient(process.env.DOCKER_HOST));
   process.env.SECRETS_KEY ??= randomBytes(32).toString('base64');
   globalThis.__slipwayStack = { stack, dataDir };
   const stop = () => void stack.stop();

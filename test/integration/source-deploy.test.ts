@@ -53,6 +53,7 @@ describe('deploy from source', () => {
       ALLOW_PRIVATE_GIT_HOSTS: 'true',
       BUILD_BASE_IMAGE_NODE: base.node,
       BUILD_BASE_IMAGE_STATIC: base.static,
+      BUILD_BASE_IMAGE_PYTHON: base.python,
       BUILD_WORK_DIR: workDir,
       BUILD_MAX_UNCOMPRESSED_BYTES: String(8 * 1024 * 1024),
       BUILD_MAX_ENTRIES: '200',
@@ -178,6 +179,19 @@ describe('deploy from source', () => {
       } finally {
         await ls.remove({ force: true });
       }
+    });
+
+    it('a Python app from a zip: pip install -r requirements.txt, then app.py', async () => {
+      const api = await org();
+      const id = await deploy(api, { uploadId: await upload(api, await zipDirectory(fixture('python-app'))) });
+      const d = await settle(api, id);
+      expect(d.status).toBe('running');
+      expect(await answers(d.url)).toBe('hello from python fixture\nPYTHONUNBUFFERED=1\n');
+      const lines = await logs(api, id);
+      expect(lines.some((l) => l.stream === 'build' && /detected a python project/.test(l.message))).toBe(true);
+      expect(
+        lines.some((l) => l.stream === 'build' && /pip install --no-cache-dir -r requirements.txt/.test(l.message)),
+      ).toBe(true);
     });
 
     it('a Node app from git, over smart HTTP', async () => {
