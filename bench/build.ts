@@ -11,8 +11,8 @@ import { promisify } from 'node:util';
 
 import { planBuild } from '../shared/build/detect';
 import { createDockerClient } from '../shared/engine/docker-client';
-import { buildBaseImages } from '../test/helpers/base-images';
-import { startGitServer } from '../test/helpers/git-server';
+import { BASE_IMAGES, buildBaseImages } from '../test/helpers/base-images';
+import { type GitServer, startGitServer } from '../test/helpers/git-server';
 import { zipDirectory } from '../test/helpers/zip';
 import { answers, bareRun, median, startService, until } from './harness';
 
@@ -29,17 +29,16 @@ async function freshCopy(name: string): Promise<string> {
 }
 
 async function main() {
-  const docker = createDockerClient(process.env.DOCKER_HOST);
-  const base = await buildBaseImages(docker);
-  const git = await startGitServer();
+  // The stack first: it starts dockerd when none runs, and the base images are built on that engine.
   const svc = await startService({
     ALLOW_PRIVATE_GIT_HOSTS: 'true',
-    BUILD_BASE_IMAGE_NODE: base.node,
-    BUILD_BASE_IMAGE_STATIC: base.static,
-    BUILD_BASE_IMAGE_PYTHON: base.python,
+    BUILD_BASE_IMAGE_NODE: BASE_IMAGES.node,
+    BUILD_BASE_IMAGE_STATIC: BASE_IMAGES.static,
+    BUILD_BASE_IMAGE_PYTHON: BASE_IMAGES.python,
     SECRETS_KEY: randomBytes(32).toString('base64'),
     RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: '100000000',
   });
+  let git: GitServer | undefined;
   const auth = { authorization: `Bearer ${svc.org.token}` };
   const json = async (method: string, p: string, body?: unknown) => {
     const r = await fetch(`${svc.base}${p}`, {
@@ -59,6 +58,8 @@ async function main() {
   ];
   const results: { label: string; slipway: number[]; bare: number[] }[] = [];
   try {
+    const base = await buildBaseImages(createDockerClient(process.env.DOCKER_HOST));
+    git = await startGitServer();
     for (const c of cases) {
       const slipway: number[] = [];
       const bare: number[] = [];
@@ -116,8 +117,8 @@ async function main() {
       );
     }
   } finally {
+    await git?.stop();
     await svc.stop();
-    await git.stop();
   }
 }
 
