@@ -50,7 +50,9 @@ export async function startService(extraEnv: Record<string, string> = {}) {
   const stop = async () => {
     await Promise.all(apps.map((a) => a.stop()));
     await stack.stop();
-    await fs.rm(dataDir, { recursive: true, force: true });
+    // The api and worker logs are the only account of an error a bench met; keep them when asked.
+    if (process.env.SLIPWAY_BENCH_KEEP_DATA) console.error(`bench data and logs kept in ${dataDir}`);
+    else await fs.rm(dataDir, { recursive: true, force: true });
   };
   try {
     await waitUntil('the api', async () => (await fetch(`${base}/healthz`)).ok, { timeoutMs: 60_000, proc: api });

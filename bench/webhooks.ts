@@ -10,6 +10,7 @@ import { median, percentile, startService } from './harness';
 const SAMPLES = 20;
 const SUSTAIN_S = 60;
 const CONCURRENCY = 8;
+const DRAIN_CAP_MS = 10 * 60_000;
 
 async function main() {
   const arrivals = new Map<string, number>();
@@ -29,7 +30,9 @@ async function main() {
       headers: { authorization: `Bearer ${svc.org.token}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return ((await r.json()) as { data: T }).data;
+    const text = await r.text();
+    if (!r.ok) throw new Error(`${method} ${path} answered ${r.status}: ${text}`);
+    return (JSON.parse(text) as { data: T }).data;
   };
   try {
     await call('PUT', '/platform/sales/webhook', { url: hookUrl });
@@ -69,18 +72,20 @@ async function main() {
     );
     const windowEnd = performance.now();
     const delivered = [...arrivals.values()].filter((t) => t >= start && t <= windowEnd).length;
-    // Let the backlog drain so the figure for the window is not confused with the tail.
+    // Let the backlog drain so the figure for the window is not confused with the tail. Sales outpace deliveries
+    // here, so the backlog can take minutes; a cap keeps the bench bounded, and what it leaves is said, not hidden.
     const drainStart = performance.now();
-    while (arrivals.size < before + sold && performance.now() - drainStart < 120_000)
+    while (arrivals.size < before + sold && performance.now() - drainStart < DRAIN_CAP_MS)
       await new Promise((r) => setTimeout(r, 50));
 
     const drainedAt = performance.now();
+    const pending = before + sold - arrivals.size;
     console.log(`\nSlipway webhook benchmark (${new Date().toISOString()}, node ${process.version})`);
     console.log(
       `POST /platform/sales → first attempt arrives (n=${SAMPLES})  median ${median(firstAttempt).toFixed(0)} ms  p90 ${percentile(firstAttempt, 90).toFixed(0)} ms`,
     );
     console.log(
-      `sustained ${SUSTAIN_S} s, ${CONCURRENCY} sales in flight            ${(delivered / ((windowEnd - start) / 1000)).toFixed(1)} deliveries/s arrived (${sold} sales recorded, ${arrivals.size - before} delivered after drain)`,
+      `sustained ${SUSTAIN_S} s, ${CONCURRENCY} sales in flight            ${(delivered / ((windowEnd - start) / 1000)).toFixed(1)} deliveries/s arrived (${sold} sales recorded, ${arrivals.size - before} delivered after drain${pending ? `, ${pending} still pending when the bench stopped waiting` : ''})`,
     );
     console.log(
       `all ${arrivals.size - before} deliveries of the window, sale to arrival     ${((arrivals.size - before) / ((drainedAt - start) / 1000)).toFixed(1)} deliveries/s over ${((drainedAt - start) / 1000).toFixed(0)} s`,
