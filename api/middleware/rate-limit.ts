@@ -3,7 +3,7 @@ import type { MongoClient } from 'mongodb';
 import { RateLimiterMongo, RateLimiterRes } from 'rate-limiter-flexible';
 
 import type { Config } from '../../shared/config';
-import { ensureIndexesWithRetry } from '../../shared/db/mongo';
+import { ensureIndexesWithRetry, retryLockBusy } from '../../shared/db/mongo';
 import { AppError } from '../../shared/errors';
 
 export interface LimitRule {
@@ -50,7 +50,8 @@ function setHeaders(res: Response, limiter: RateLimiterMongo, r: RateLimiterRes)
 /** Consumes one point for the request's key; sets the X-RateLimit-* headers, and Retry-After on a 429. */
 export async function consume(limiter: RateLimiterMongo, key: string, res: Response): Promise<void> {
   try {
-    setHeaders(res, limiter, await limiter.consume(key));
+    // One hot counter document per key: under load it is the write most likely to meet a busy lock.
+    setHeaders(res, limiter, await retryLockBusy(() => limiter.consume(key)));
   } catch (err) {
     if (!(err instanceof RateLimiterRes)) throw err;
     setHeaders(res, limiter, err);

@@ -1,4 +1,4 @@
-import { type Db, MongoClient } from 'mongodb';
+import { type Db, MongoClient, MongoServerError } from 'mongodb';
 
 import { DatabaseError } from '../errors';
 
@@ -14,10 +14,37 @@ export async function connectMongo(url: string, dbName: string): Promise<Databas
   return { client, db, close: () => client.close() };
 }
 
+/**
+ * FerretDB's SQLite backend (the embedded default) has one write lock per database, and gives up on a write that
+ * waited longer than its busy timeout (10 s) for it: SQLITE_BUSY. SQLite rolled that statement's transaction back,
+ * so it is safe to send again. MongoDB itself never answers this, so production is unaffected.
+ */
+export function isLockBusy(err: unknown): boolean {
+  return err instanceof MongoServerError && err.message.includes('SQLITE_BUSY');
+}
+
+const LOCK_BUSY_ATTEMPTS = 4;
+
+/**
+ * Sends a driver call again when FerretDB's SQLite refused it as busy. Under a steady stream of short writes its
+ * busy handler can lose the lock to others for the whole timeout; a fresh attempt after a short jittered pause
+ * gets it.
+ */
+export async function retryLockBusy<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= LOCK_BUSY_ATTEMPTS || !isLockBusy(err)) throw err;
+      await new Promise((r) => setTimeout(r, 50 * attempt + Math.random() * 100));
+    }
+  }
+}
+
 /** Runs a driver call; any failure becomes a DatabaseError so driver messages stay out of responses. */
 export async function guard<T>(operation: string, fn: () => Promise<T>): Promise<T> {
   try {
-    return await fn();
+    return await retryLockBusy(fn);
   } catch (err) {
     throw new DatabaseError(operation, err);
   }

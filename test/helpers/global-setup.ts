@@ -24,6 +24,8 @@ export default async function globalSetup(): Promise<void> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-test-'));
   const stack = await startStack({ dataDir, ports: 'free', headless: true });
   Object.assign(process.env, stack.env);
+  // Tests that reach under a service (FerretDB's SQLite files) find its data here.
+  process.env.SLIPWAY_TEST_DATA_DIR = dataDir;
   // Built once here: two test files would otherwise build the same bases at once, inside their own timeouts.
   await buildBaseImages(createDockerClient(process.env.DOCKER_HOST));
   process.env.SECRETS_KEY ??= randomBytes(32).toString('base64');
