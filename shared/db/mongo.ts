@@ -19,7 +19,7 @@ export async function connectMongo(url: string, dbName: string): Promise<Databas
  * waited longer than its busy timeout (10 s) for it: SQLITE_BUSY. SQLite rolled that statement's transaction back,
  * so it is safe to send again. MongoDB itself never answers this, so production is unaffected.
  */
-export function isLockBusy(err: unknown): boolean {
+function isLockBusy(err: unknown): boolean {
   return err instanceof MongoServerError && err.message.includes('SQLITE_BUSY');
 }
 
