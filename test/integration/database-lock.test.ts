@@ -18,8 +18,9 @@ async function holdWriteLock(file: string, seconds: number) {
   ].join('\n');
   const proc = spawn('python3', ['-c', script, file, String(seconds)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const released = new Promise<number | null>((resolve) => proc.once('exit', resolve));
-  for await (const line of createInterface({ input: proc.stdout })) if (line === 'locked') break;
-  return { released, kill: () => proc.kill() };
+  for await (const line of createInterface({ input: proc.stdout }))
+    if (line === 'locked') return { released, kill: () => proc.kill() };
+  throw new Error(`could not lock ${file} (python3 exited ${String(await released)}; its stderr is above)`);
 }
 
 /**
