@@ -32,6 +32,12 @@ const schema = z.object({
   TEMPORAL_TLS: bool.default(false),
   TEMPORAL_UI_URL: z.url().optional(),
 
+  /** Rate-limit counters and quotas: atomic where MongoDB-compatible stores are not (DESIGN.md §2, §6). */
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL')
+    .default('redis://127.0.0.1:6379'),
+
   S3_ENDPOINT: z.url().optional(),
   S3_BUCKET: z.string().min(3).default('slipway'),
   S3_REGION: z.string().min(1).default('us-east-1'),

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { Connection } from '@temporalio/client';
 import Docker from 'dockerode';
+import Redis from 'ioredis';
 import { MongoClient } from 'mongodb';
 
 import { ensureDebianPackages } from './debian';
@@ -225,4 +226,40 @@ export const docker: Part = {
   },
 };
 
-export const ALL_PARTS: Part[] = [temporal, mongodb, s3, docker];
+/**
+ * Redis holds what must be atomic across api processes (rate limits, quotas): FerretDB's updates are not
+ * (DESIGN.md §2). Debian's redis-server, bound to loopback, with its snapshot under the data directory.
+ */
+export const redis: Part = {
+  name: 'redis',
+  async start(ctx): Promise<PartResult> {
+    if (process.env.REDIS_URL) return EXTERNAL;
+    if ((await ensureDebianPackages(['redis-server'], 'rate limits and quotas (Redis)')).length > 0) {
+      ctx.progress("installed Debian's redis-server");
+    }
+    const dir = await partDir(ctx, 'redis');
+    const listen = await port(ctx, 6379);
+    const args = ['--bind', '127.0.0.1', '--port', `${listen}`, '--dir', dir, '--dbfilename', 'dump.rdb'];
+    // No config file of the host's: protected mode on loopback, snapshots every minute when anything changed.
+    args.push('--save', '60 1', '--appendonly', 'no', '--protected-mode', 'yes', '--daemonize', 'no');
+    ctx.progress('starting Redis');
+    const url = `redis://127.0.0.1:${listen}`;
+    const proc = await startServer(
+      'Redis',
+      ['redis', 'redis-server', args, { logFile: path.join(dir, 'redis.log') }],
+      async () => {
+        const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+        client.on('error', () => undefined); // a refused probe is the answer "not yet", not an event to report
+        try {
+          await client.connect();
+          return (await client.ping()) === 'PONG';
+        } finally {
+          client.disconnect();
+        }
+      },
+    );
+    return { env: { REDIS_URL: url }, started: [proc], external: false };
+  },
+};
+
+export const ALL_PARTS: Part[] = [temporal, mongodb, s3, docker, redis];
