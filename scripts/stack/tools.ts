@@ -1,25 +1,27 @@
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
+import { compareVersions, GoCommandError, goDirective, goVersion, oneLine, runGo } from './go';
 import { cacheDir } from './paths';
 import { StackError } from './stack-error';
 
-const execFileAsync = promisify(execFile);
-
 /** A server we build from its Go module source, pinned, because no machine here reaches a container registry. */
-interface GoTool {
+export interface GoTool {
   module: string;
   version: string;
   /** Package to build, relative to the module root. */
   pkg: string;
   /** Variable that points at an existing server instead, named in the failure line. */
   insteadVar: string;
+  /** Oldest Go that builds it, when stricter than the module's own `go` directive. */
+  minGo?: string;
   /** Fix-ups the module's own build tooling would have made (go install alone cannot). */
   prepare?: (srcDir: string, version: string) => Promise<void>;
 }
+
+const execFileAsync = promisify(execFile);
 
 export const TOOLS = {
   // Later CLI tags carry a `replace` directive; v1.5.1 builds from the module as published.
@@ -48,8 +50,16 @@ export const TOOLS = {
 
 export type ToolName = keyof typeof TOOLS;
 
-export function toolBinary(name: ToolName): string {
-  const tool: GoTool = TOOLS[name];
+/**
+ * How many tools compile at once. `go build` already spreads one build over every core; on 2 cores a second
+ * build at the same time bought nothing measurable (bench/provision.ts) and doubles the memory peak.
+ */
+const BUILDS_AT_ONCE = Math.max(1, Number(process.env.SLIPWAY_TOOL_BUILDS_AT_ONCE) || 1);
+/** A cold MinIO build takes ~6 min on 2 idle cores; past this, something is wrong (a hung proxy, a thrashing box). */
+const BUILD_TIMEOUT_MS = (Number(process.env.SLIPWAY_TOOL_BUILD_TIMEOUT_S) || 1800) * 1000;
+const DOWNLOAD_TIMEOUT_MS = 600_000;
+
+export function toolBinary(name: string, tool: GoTool = TOOLS[name as ToolName]): string {
   return path.join(cacheDir(), 'tools', `${name}-${tool.version}`, 'bin', name);
 }
 
@@ -60,54 +70,138 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
-async function go(args: string[], cwd: string): Promise<string> {
+let running = 0;
+const waiting: (() => void)[] = [];
+
+/** Holds one of BUILDS_AT_ONCE slots while `fn` runs; the others wait their turn in order. */
+async function inSlot<T>(fn: () => Promise<T>, onWait: () => void): Promise<T> {
+  if (running >= BUILDS_AT_ONCE) {
+    onWait();
+    await new Promise<void>((resolve) => waiting.push(resolve));
+  } else running++;
   try {
-    const { stdout } = await execFileAsync('go', args, {
-      cwd,
-      maxBuffer: 64 * 1024 * 1024,
-      env: { ...process.env, GOFLAGS: '-mod=mod', CGO_ENABLED: '0' },
-    });
-    return stdout;
+    return await fn();
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else running--;
+  }
+}
+
+export interface EnsureOptions {
+  signal?: AbortSignal;
+  progress?: (line: string) => void;
+  timeoutMs?: number;
+}
+
+/** Returns the path of a pinned tool's binary, building it into the cache first when absent. */
+export function ensureTool(name: ToolName, opts: EnsureOptions = {}): Promise<{ binary: string; built: boolean }> {
+  return ensureGoTool(name, TOOLS[name], opts);
+}
+
+/**
+ * Builds `tool` into `<cache>/tools/<name>-<version>/bin/<name>` unless it is there. Builds write to a unique
+ * temporary name and rename into place, so two concurrent runs never see half a binary; the scratch copy of the
+ * source and the temporary binary are removed however the build ends (failure, time limit, Ctrl-C).
+ */
+export async function ensureGoTool(
+  name: string,
+  tool: GoTool,
+  opts: EnsureOptions = {},
+): Promise<{ binary: string; built: boolean }> {
+  const binary = toolBinary(name, tool);
+  if (await exists(binary)) return { binary, built: false };
+  try {
+    await inSlot(
+      () => build(name, tool, binary, opts),
+      () => opts.progress?.(`waiting for another tool build to finish (${BUILDS_AT_ONCE} at a time)`),
+    );
+    return { binary, built: true };
   } catch (err) {
-    const e = err as NodeJS.ErrnoException & { stderr?: string };
-    if (e.code === 'ENOENT') throw new StackError('the Go toolchain (`go`) is not on PATH');
+    const why = err instanceof Error ? err.message : String(err);
+    if (opts.signal?.aborted)
+      throw new StackError(`building ${name} ${tool.version} stopped: start-up was interrupted`);
     throw new StackError(
-      `go ${args.join(' ')} failed: ${(e.stderr ?? e.message).trim().split('\n').slice(-3).join(' | ')}`,
+      `cannot build ${name} ${tool.version}: ${why}; fix that, or set ${tool.insteadVar} to use an existing server`,
     );
   }
 }
 
-/**
- * Returns the path of the tool's binary, building it into the cache first when absent.
- * Builds write to a unique temporary name and rename into place, so two concurrent runs never see half a binary.
- */
-export async function ensureTool(name: ToolName): Promise<{ binary: string; built: boolean }> {
-  const tool: GoTool = TOOLS[name];
-  const binary = toolBinary(name);
-  if (await exists(binary)) return { binary, built: false };
-  try {
-    const info = JSON.parse(await go(['mod', 'download', '-json', `${tool.module}@${tool.version}`], cacheDir())) as {
-      Dir?: string;
-      Error?: string;
-    };
-    if (!info.Dir) throw new StackError(info.Error ?? `the module proxy did not serve ${tool.module}@${tool.version}`);
-    const work = path.join(cacheDir(), 'build', `${name}-${randomUUID()}`);
-    await fs.cp(info.Dir, work, { recursive: true });
-    await execFileAsync('chmod', ['-R', 'u+w', work]);
-    try {
-      await tool.prepare?.(work, tool.version);
-      await fs.mkdir(path.dirname(binary), { recursive: true });
-      const tmp = `${binary}.${process.pid}.tmp`;
-      await go(['build', '-trimpath', '-o', tmp, tool.pkg], work);
-      await fs.rename(tmp, binary);
-    } finally {
-      await fs.rm(work, { recursive: true, force: true });
-    }
-    return { binary, built: true };
-  } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
-    throw new StackError(
-      `cannot build ${name} ${tool.version} (${why}); set ${tool.insteadVar} to use an existing server`,
-    );
+async function build(name: string, tool: GoTool, binary: string, opts: EnsureOptions): Promise<void> {
+  // Another run may have finished it while this one waited for a slot.
+  if (await exists(binary)) return;
+  const have = await goVersion();
+  const scratchRoot = path.join(cacheDir(), 'build');
+  await mkdirp(scratchRoot, 'the tool cache');
+  opts.progress?.(`downloading ${tool.module}@${tool.version}`);
+  const info = await download(tool, scratchRoot, opts.signal);
+  const need = [goDirective(await fs.readFile(info.GoMod, 'utf8')), tool.minGo]
+    .filter((v): v is string => !!v)
+    .reduce((a, b) => (compareVersions(a, b) >= 0 ? a : b), '0');
+  if (compareVersions(have, need) < 0) {
+    throw new StackError(`it needs Go ${need} or newer and \`go\` on PATH is ${have}; install Go ${need}+`);
   }
+  const work = await fs.mkdtemp(path.join(scratchRoot, `${name}-`));
+  const tmp = `${binary}.${process.pid}.${path.basename(work)}.tmp`;
+  try {
+    await fs.cp(info.Dir, work, { recursive: true });
+    // The module cache is read-only by design; the copy must be writable for prepare and for its removal.
+    await chmodWritable(work);
+    await tool.prepare?.(work, tool.version);
+    await mkdirp(path.dirname(binary), 'the tool cache');
+    opts.progress?.(`compiling ${name} (first run only, a few minutes)`);
+    await runGo(['build', '-trimpath', '-o', tmp, tool.pkg], {
+      cwd: work,
+      timeoutMs: opts.timeoutMs ?? BUILD_TIMEOUT_MS,
+      signal: opts.signal,
+    });
+    await fs.rename(tmp, binary);
+  } finally {
+    await chmodWritable(work).catch(() => undefined);
+    await fs.rm(work, { recursive: true, force: true });
+    await fs.rm(tmp, { force: true });
+  }
+}
+
+async function mkdirp(dir: string, what: string): Promise<void> {
+  await fs.mkdir(dir, { recursive: true }).catch((err: NodeJS.ErrnoException) => {
+    throw new StackError(`cannot create ${what} at ${dir} (${err.code ?? err.message}); set SLIPWAY_CACHE_DIR`);
+  });
+}
+
+/**
+ * `go mod download -json` outside any module (the scratch root has no go.mod). On failure Go prints the reason
+ * as JSON (`Error`) on stdout and nothing on stderr, so the reason is read from there.
+ */
+async function download(
+  tool: GoTool,
+  cwd: string,
+  signal: AbortSignal | undefined,
+): Promise<{ Dir: string; GoMod: string }> {
+  const spec = `${tool.module}@${tool.version}`;
+  let stdout: string;
+  try {
+    stdout = await runGo(['mod', 'download', '-json', spec], { cwd, timeoutMs: DOWNLOAD_TIMEOUT_MS, signal });
+  } catch (err) {
+    const reported = err instanceof GoCommandError ? parseDownload(err.stdout)?.Error : undefined;
+    if (reported) throw new StackError(`go mod download ${spec} failed: ${oneLine(reported)}`);
+    throw err;
+  }
+  const info = parseDownload(stdout);
+  if (!info?.Dir || !info.GoMod) {
+    throw new StackError(`go mod download ${spec} failed: ${oneLine(info?.Error ?? 'it printed no module directory')}`);
+  }
+  return { Dir: info.Dir, GoMod: info.GoMod };
+}
+
+function parseDownload(stdout: string): { Dir?: string; GoMod?: string; Error?: string } | undefined {
+  try {
+    return JSON.parse(stdout) as { Dir?: string; GoMod?: string; Error?: string };
+  } catch {
+    return undefined;
+  }
+}
+
+async function chmodWritable(dir: string): Promise<void> {
+  await execFileAsync('chmod', ['-R', 'u+w', dir]);
 }
