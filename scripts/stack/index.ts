@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 
 import { ALL_PARTS, type Part, type PartContext, type PartResult } from './parts';
 import type { Managed } from './process';
+import { StackError } from './stack-error';
 
 export type { PartResult } from './parts';
 export { StackError } from './stack-error';
@@ -35,6 +36,8 @@ export async function startStack(opts: {
   headless?: boolean;
   parts?: Part[];
   run?: PartsRunner;
+  /** Ctrl-C: builds in progress stop, and what did start is stopped again before this rejects. */
+  signal?: AbortSignal;
 }): Promise<Stack> {
   await fs.mkdir(opts.dataDir, { recursive: true });
   const run = opts.run ?? plainRunner;
@@ -42,7 +45,13 @@ export async function startStack(opts: {
     (opts.parts ?? ALL_PARTS).map((part) => ({
       name: part.name,
       start: (progress: (line: string) => void) =>
-        part.start({ dataDir: opts.dataDir, ports: opts.ports, headless: opts.headless ?? false, progress }),
+        part.start({
+          dataDir: opts.dataDir,
+          ports: opts.ports,
+          headless: opts.headless ?? false,
+          progress,
+          signal: opts.signal,
+        }),
     })),
   );
   const ok = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
@@ -52,9 +61,9 @@ export async function startStack(opts: {
     await Promise.all(started.reverse().map((p) => p.stop()));
   };
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) {
+  if (failed || opts.signal?.aborted) {
     await stop();
-    throw failed.reason;
+    throw failed?.reason ?? new StackError('start-up was interrupted');
   }
   return {
     env: Object.assign({}, ...ok.map((r) => r.env)) as Record<string, string>,

@@ -8,6 +8,7 @@ import Redis from 'ioredis';
 import { MongoClient } from 'mongodb';
 
 import { ensureDebianPackages } from './debian';
+import { configuredPort, ensurePortsFree } from './ports';
 import { freePort, type Managed, startServer } from './process';
 import { StackError } from './stack-error';
 import { ensureTool, type ToolName } from './tools';
@@ -19,6 +20,8 @@ export interface PartContext {
   /** Tests have no use for the Temporal Web UI. */
   headless: boolean;
   progress: (line: string) => void;
+  /** Aborted by Ctrl-C: a tool build or a wait in progress stops. */
+  signal?: AbortSignal;
 }
 
 export interface PartResult {
@@ -37,16 +40,29 @@ export interface Part {
 /** The part's variable points at an existing server: nothing to start. */
 const EXTERNAL: PartResult = { env: {}, started: [], external: true };
 
-const port = (ctx: PartContext, fixed: number) => (ctx.ports === 'default' ? Promise.resolve(fixed) : freePort());
+/**
+ * The part's ports: the documented defaults (each movable by its variable), checked free before anything is
+ * built or started, so a port held by another program stops start-up at once with one line; tests take free ones.
+ */
+async function ports<K extends string>(
+  ctx: PartContext,
+  wanted: Record<K, { port: number; part: string; variable: string }>,
+): Promise<Record<K, number>> {
+  const entries = Object.entries(wanted) as [K, { port: number; part: string; variable: string }][];
+  if (ctx.ports === 'free') {
+    return Object.fromEntries(await Promise.all(entries.map(async ([k]) => [k, await freePort()]))) as Record<
+      K,
+      number
+    >;
+  }
+  const claims = entries.map(([k, c]) => ({ key: k, ...c, port: configuredPort(c.variable, c.port) }));
+  await ensurePortsFree(claims);
+  return Object.fromEntries(claims.map((c) => [c.key, c.port])) as Record<K, number>;
+}
 
 async function tool(name: ToolName, ctx: PartContext): Promise<string> {
   ctx.progress(`looking for ${name} in the tool cache`);
-  const slow = setTimeout(() => ctx.progress(`building ${name} from source (first run only, a few minutes)`), 500);
-  try {
-    return (await ensureTool(name)).binary;
-  } finally {
-    clearTimeout(slow);
-  }
+  return (await ensureTool(name, { signal: ctx.signal, progress: ctx.progress })).binary;
 }
 
 async function partDir(ctx: PartContext, name: string): Promise<string> {
@@ -59,14 +75,17 @@ export const temporal: Part = {
   name: 'temporal',
   async start(ctx): Promise<PartResult> {
     if (process.env.TEMPORAL_ADDRESS) return EXTERNAL;
+    const { grpc, ui, http, metrics } = await ports(ctx, {
+      grpc: { port: 7233, part: 'Temporal', variable: 'SLIPWAY_TEMPORAL_PORT' },
+      // Headless runs bind no UI; the check must not refuse a port nothing will use.
+      ...(ctx.headless
+        ? {}
+        : { ui: { port: 8233, part: 'the Temporal Web UI', variable: 'SLIPWAY_TEMPORAL_UI_PORT' } }),
+      http: { port: 7243, part: "Temporal's HTTP API", variable: 'SLIPWAY_TEMPORAL_HTTP_PORT' },
+      metrics: { port: 7244, part: "Temporal's metrics", variable: 'SLIPWAY_TEMPORAL_METRICS_PORT' },
+    } as Record<'grpc' | 'ui' | 'http' | 'metrics', { port: number; part: string; variable: string }>);
     const binary = await tool('temporal', ctx);
     const dir = await partDir(ctx, 'temporal');
-    const [grpc, ui, http, metrics] = await Promise.all([
-      port(ctx, 7233),
-      port(ctx, 8233),
-      port(ctx, 7243),
-      port(ctx, 7244),
-    ]);
     const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', `${grpc}`, '--http-port', `${http}`];
     args.push('--metrics-port', `${metrics}`, '--db-filename', path.join(dir, 'temporal.db'), '--log-level', 'warn');
     // The workflows' search attributes, so the Temporal UI can filter by deployment and organisation.
@@ -86,6 +105,8 @@ export const temporal: Part = {
           await connection.close();
         }
       },
+      undefined,
+      ctx.signal,
     );
     const urls: Record<string, string> = ctx.headless ? {} : { 'Temporal UI': `http://127.0.0.1:${ui}` };
     return {
@@ -105,9 +126,12 @@ export const mongodb: Part = {
   name: 'ferretdb',
   async start(ctx): Promise<PartResult> {
     if (process.env.MONGODB_URL) return EXTERNAL;
+    const { listen, debug } = await ports(ctx, {
+      listen: { port: 27017, part: 'FerretDB', variable: 'SLIPWAY_FERRETDB_PORT' },
+      debug: { port: 27018, part: "FerretDB's debug handler", variable: 'SLIPWAY_FERRETDB_DEBUG_PORT' },
+    });
     const binary = await tool('ferretdb', ctx);
     const dir = await partDir(ctx, 'ferretdb');
-    const [listen, debug] = await Promise.all([port(ctx, 27017), port(ctx, 27018)]);
     const args = ['--handler=sqlite', `--sqlite-url=file:${dir}/`, `--listen-addr=127.0.0.1:${listen}`];
     args.push(`--debug-addr=127.0.0.1:${debug}`, `--state-dir=${dir}`, '--telemetry=disable', '--log-level=warn');
     ctx.progress('starting FerretDB (SQLite backend)');
@@ -124,6 +148,8 @@ export const mongodb: Part = {
           await client.close();
         }
       },
+      undefined,
+      ctx.signal,
     );
     return { env: { MONGODB_URL: url }, started: [proc], external: false };
   },
@@ -138,9 +164,12 @@ export const s3: Part = {
   name: 'minio',
   async start(ctx): Promise<PartResult> {
     if (process.env.S3_ENDPOINT) return EXTERNAL;
+    const { api, consolePort } = await ports(ctx, {
+      api: { port: 9000, part: 'MinIO', variable: 'SLIPWAY_MINIO_PORT' },
+      consolePort: { port: 9001, part: "MinIO's console", variable: 'SLIPWAY_MINIO_CONSOLE_PORT' },
+    });
     const binary = await tool('minio', ctx);
     const dir = await partDir(ctx, 'minio');
-    const [api, consolePort] = await Promise.all([port(ctx, 9000), port(ctx, 9001)]);
     ctx.progress('starting MinIO');
     const endpoint = `http://127.0.0.1:${api}`;
     const env = {
@@ -176,6 +205,7 @@ export const s3: Part = {
         if (!exists) await client.send(new CreateBucketCommand({ Bucket: BUCKET }));
         client.destroy();
       },
+      ctx.signal,
     );
     return {
       env: {
@@ -221,6 +251,8 @@ export const docker: Part = {
       'dockerd',
       ['dockerd', 'dockerd', ['--host', `unix://${DOCKER_SOCKET}`], { logFile: path.join(ctx.dataDir, 'dockerd.log') }],
       () => dockerAnswers(DOCKER_SOCKET),
+      undefined,
+      ctx.signal,
     );
     return { env: { DOCKER_HOST: `unix://${DOCKER_SOCKET}` }, started: [proc], external: false };
   },
@@ -234,11 +266,11 @@ export const redis: Part = {
   name: 'redis',
   async start(ctx): Promise<PartResult> {
     if (process.env.REDIS_URL) return EXTERNAL;
+    const { listen } = await ports(ctx, { listen: { port: 6379, part: 'Redis', variable: 'SLIPWAY_REDIS_PORT' } });
     if ((await ensureDebianPackages(['redis-server'], 'rate limits and quotas (Redis)')).length > 0) {
       ctx.progress("installed Debian's redis-server");
     }
     const dir = await partDir(ctx, 'redis');
-    const listen = await port(ctx, 6379);
     const args = ['--bind', '127.0.0.1', '--port', `${listen}`, '--dir', dir, '--dbfilename', 'dump.rdb'];
     // No config file of the host's: protected mode on loopback, snapshots every minute when anything changed.
     args.push('--save', '60 1', '--appendonly', 'no', '--protected-mode', 'yes', '--daemonize', 'no');
@@ -257,6 +289,8 @@ export const redis: Part = {
           client.disconnect();
         }
       },
+      undefined,
+      ctx.signal,
     );
     return { env: { REDIS_URL: url }, started: [proc], external: false };
   },

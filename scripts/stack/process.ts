@@ -16,10 +16,21 @@ export function startProcess(
   name: string,
   command: string,
   args: string[],
-  opts: { logFile: string; env?: NodeJS.ProcessEnv; cwd?: string },
+  opts: {
+    logFile: string;
+    env?: NodeJS.ProcessEnv;
+    cwd?: string;
+    /** Own process group: a Ctrl-C at the terminal reaches only us, and we decide what stops when. */
+    detached?: boolean;
+  },
 ): Managed & { child: ChildProcess; exited: Promise<number | null> } {
   const log = fs.openSync(opts.logFile, 'a');
-  const child = spawn(command, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', log, log] });
+  const child = spawn(command, args, {
+    cwd: opts.cwd,
+    env: opts.env ?? process.env,
+    stdio: ['ignore', log, log],
+    detached: opts.detached ?? false,
+  });
   fs.closeSync(log);
   const exited = new Promise<number | null>((resolve) => {
     child.once('exit', (code) => resolve(code));
@@ -47,12 +58,13 @@ export function lastLines(file: string, n = 5): string {
 export async function waitUntil(
   what: string,
   probe: () => Promise<boolean>,
-  opts: { timeoutMs: number; proc?: { exited: Promise<number | null>; logFile: string } },
+  opts: { timeoutMs: number; proc?: { exited: Promise<number | null>; logFile: string }; signal?: AbortSignal },
 ): Promise<void> {
   const deadline = Date.now() + opts.timeoutMs;
   let dead: number | null | undefined;
   void opts.proc?.exited.then((code) => (dead = code));
   while (Date.now() < deadline) {
+    if (opts.signal?.aborted) throw new StackError(`stopped waiting for ${what}: start-up was interrupted`);
     if (dead !== undefined) {
       throw new StackError(`${what} exited (code ${dead}) before it was ready: ${lastLines(opts.proc!.logFile)}`);
     }
@@ -95,10 +107,11 @@ export async function startServer(
   spawnArgs: Parameters<typeof startProcess>,
   ready: () => Promise<boolean>,
   setup?: () => Promise<void>,
+  signal?: AbortSignal,
 ): Promise<Managed> {
   const proc = startProcess(...spawnArgs);
   try {
-    await waitUntil(what, ready, { timeoutMs: 60_000, proc });
+    await waitUntil(what, ready, { timeoutMs: 60_000, proc, signal });
     await setup?.();
     return proc;
   } catch (err) {
