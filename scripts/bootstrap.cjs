@@ -3,7 +3,7 @@
 // so it uses Node built-ins only, installs the locked dependencies when they are missing or stale,
 // then hands over to the TypeScript scripts.
 'use strict';
-const { spawnSync } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 const { createHash } = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -40,13 +40,26 @@ function ensureNodeModules() {
   fs.writeFileSync(stamp, want + '\n');
 }
 
-const tsx = (script, args = []) => run(process.execPath, ['--import', 'tsx', script, ...args]);
+/**
+ * Runs the last step as our child and exits with its status. A signal sent to us alone (npm forwards SIGINT and
+ * SIGTERM to its script; a process manager signals the top process) is passed on, and we stay until the child
+ * has stopped what it started: dying first would orphan it mid-cleanup.
+ */
+function handOver(cmd, args) {
+  const child = spawn(cmd, args, { cwd: root, stdio: 'inherit' });
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
+  child.once('error', (err) => {
+    console.error(`slipway: cannot run ${cmd}: ${err.message}`);
+    process.exit(1);
+  });
+  child.once('exit', (code, signal) => process.exit(code ?? (signal ? 128 : 1)));
+}
 
 ensureNodeModules();
 const command = process.argv[2];
 const rest = process.argv.slice(3);
 if (command === 'start') {
-  process.exit(tsx('scripts/start.ts', rest));
+  handOver(process.execPath, ['--import', 'tsx', 'scripts/start.ts', ...rest]);
 } else if (command === 'test') {
   for (const step of [
     ['run', 'typecheck'],

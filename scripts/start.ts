@@ -6,7 +6,9 @@ import { Listr } from 'listr2';
 
 import { type PartResult, type PartsRunner, type Stack, StackError, startStack } from './stack';
 import { repoRoot } from './stack/paths';
-import { type Managed, startProcess, waitUntil } from './stack/process';
+import { configuredPort, ensurePortFree } from './stack/ports';
+import { waitUntil } from './stack/process';
+import { supervise, type Supervisor } from './stack/supervisor';
 
 /** One line per part, updated while tools build and services start. */
 const listrRunner: PartsRunner = async (jobs) => {
@@ -34,41 +36,65 @@ const listrRunner: PartsRunner = async (jobs) => {
 async function main() {
   const dataDir = path.join(repoRoot, '.data');
   const began = Date.now();
-  let stack: Stack | undefined;
-  const apps: Managed[] = [];
-  let stopping = false;
-  const stopAll = async (code: number) => {
-    if (stopping) return;
-    stopping = true;
+  // Ctrl-C (or SIGTERM) aborts this: a tool build stops and its scratch copy goes, a wait gives up, and the
+  // `finally` below stops everything this run started, and nothing else.
+  const interrupted = new AbortController();
+  const onSignal = () => {
+    if (interrupted.signal.aborted) return;
     console.log('\nslipway: stopping what this run started…');
-    await Promise.all(apps.map((p) => p.stop()));
-    await stack?.stop();
-    process.exit(code);
+    interrupted.abort();
   };
-  process.on('SIGINT', () => void stopAll(0));
-  process.on('SIGTERM', () => void stopAll(0));
-
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let stack: Stack | undefined;
+  let apps: Supervisor | undefined;
+  let code = 0;
   try {
-    stack = await startStack({ dataDir, ports: 'default', run: listrRunner });
+    const host = process.env.HOST || '127.0.0.1';
+    const port = configuredPort('PORT', 3000);
+    // Before anything is built: minutes of tool builds must not end on "port 3000 is taken".
+    await ensurePortFree({ port, part: 'the api', variable: 'PORT' }, host);
+    stack = await startStack({ dataDir, ports: 'default', run: listrRunner, signal: interrupted.signal });
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       ...stack.env,
       SECRETS_KEY: process.env.SECRETS_KEY ?? (await localSecretsKey(dataDir)),
     };
-    const port = Number(env.PORT ?? 3000);
+    // Checked again: a part's start-up took minutes, and another program may have taken it meanwhile.
+    await ensurePortFree({ port, part: 'the api', variable: 'PORT' }, host);
     const logs = (name: string) => path.join(dataDir, `${name}.log`);
-    const node = (name: string, script: string) =>
-      startProcess(name, process.execPath, ['--import', 'tsx', path.join(repoRoot, script)], {
-        logFile: logs(name),
-        env,
-        cwd: repoRoot,
-      });
-    const worker = node('worker', 'worker/main.ts');
-    const api = node('api', 'api/server.ts');
-    apps.push(api, worker);
+    const node = (name: string, script: string) => ({
+      name,
+      command: process.execPath,
+      args: ['--import', 'tsx', path.join(repoRoot, script)],
+      logFile: logs(name),
+      env,
+      cwd: repoRoot,
+    });
+    let ready = false;
+    apps = supervise([node('worker', 'worker/main.ts'), node('api', 'api/server.ts')], {
+      // Until the stack was ready once, a crash is a start-up failure (a bad setting would crash forever).
+      shouldRestart: () => ready,
+      report: (line) => console.error(line),
+    });
+    const sup = apps;
+    const crashOf = (name: string) => ({
+      exited: sup.nextCrash(name).then((c) => c.code),
+      logFile: logs(name),
+    });
     const base = `http://127.0.0.1:${port}`;
-    await waitUntil('the api', async () => (await fetch(`${base}/healthz`)).ok, { timeoutMs: 60_000, proc: api });
-    await waitUntil('the worker', async () => (await fetch(`${base}/readyz`)).ok, { timeoutMs: 120_000, proc: worker });
+    const signal = interrupted.signal;
+    await waitUntil('the api', async () => (await fetch(`${base}/healthz`)).ok, {
+      timeoutMs: 60_000,
+      proc: crashOf('api'),
+      signal,
+    });
+    await waitUntil('the worker', async () => (await fetch(`${base}/readyz`)).ok, {
+      timeoutMs: 120_000,
+      proc: crashOf('worker'),
+      signal,
+    });
+    ready = true;
     const urls: Record<string, string> = {
       'Compatibility API': `${base}/compat`,
       'Platform API': `${base}/platform`,
@@ -82,21 +108,22 @@ async function main() {
     );
     for (const [name, url] of Object.entries(urls)) console.log(`  ${name.padEnd(18)} ${url}`);
     console.log(
-      '\nFirst token: npm run --silent cli -- admin bootstrap --org my-org --json\nCtrl-C stops everything this command started.',
+      '\nFirst token: npm run --silent cli -- admin bootstrap --org my-org --json\n' +
+        'A crashed api or worker is restarted. Ctrl-C stops everything this command started.',
     );
-    const exited = await Promise.race(
-      apps.map((p) => (p as Managed & { exited: Promise<number | null> }).exited.then(() => p.name)),
-    );
-    if (!stopping) {
-      console.error(`slipway: the ${exited} process exited; see ${logs(exited)}`);
-      await stopAll(1);
-    }
+    await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
   } catch (err) {
-    console.error(
-      `slipway: ${err instanceof StackError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
-    );
-    await stopAll(1);
+    if (!interrupted.signal.aborted) {
+      console.error(
+        `slipway: ${err instanceof StackError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+      );
+      code = 1;
+    }
+  } finally {
+    await apps?.stop();
+    await stack?.stop();
   }
+  process.exit(code);
 }
 
 void main();
