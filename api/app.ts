@@ -4,14 +4,17 @@ import type { Db } from 'mongodb';
 import swaggerUi from 'swagger-ui-express';
 
 import type { Config } from '../shared/config';
+import { AppError } from '../shared/errors';
 import type { IdentityService } from '../shared/identity';
 import type { Logger } from '../shared/logger';
 import type { Vault } from '../shared/secrets/vault';
 import { compatRouter, compatRoutes } from './compat/router';
 import type { DeploymentService } from './deployments/service';
 import { entitlementsRouter } from './entitlements/router';
-import { compatErrors, platformErrors } from './middleware/errors';
+import { accessLog } from './middleware/access-log';
+import { compatErrors, fallbackErrors, platformErrors } from './middleware/errors';
 import type { RateLimiters } from './middleware/rate-limit';
+import { requestContext } from './middleware/request-id';
 import { buildOpenApi } from './openapi';
 import { platformRouter, platformRoutes } from './platform/router';
 import { checkReadiness } from './readiness';
@@ -35,6 +38,8 @@ export interface AppDeps {
 export function buildApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
+  // First, so every request — refused, unknown or failed — has its ID and its access-log line.
+  app.use(accessLog(deps.log), requestContext);
   app.use(express.json({ limit: '1mb' }));
 
   app.get('/healthz', (_req, res) => {
@@ -60,5 +65,9 @@ export function buildApp(deps: AppDeps): Express {
   app.use('/compat', compatRouter(deps), compatErrors(deps.log));
   app.use('/platform', platformRouter(deps), platformErrors(deps.log));
   app.use('/api/v1/entitlements', entitlementsRouter(deps));
+  app.use((req, _res, next) => {
+    next(new AppError('INVALID_REQUEST', `No route ${req.method} ${req.path}; see /openapi.json.`, {}, 404));
+  });
+  app.use(fallbackErrors(deps.log));
   return app;
 }

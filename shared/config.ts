@@ -87,6 +87,8 @@ const schema = z.object({
     .default(24 * 3600),
   /** How often the upload-expiry schedule deletes expired archives and their records. */
   UPLOAD_EXPIRY_SWEEP_S: z.coerce.number().int().min(1).default(900),
+  /** Where uploads are received before they go to S3, one directory per request, removed when it ends. */
+  UPLOAD_TMP_DIR: z.string().min(1).optional(),
 
   /** 32 random bytes, base64 or hex: the AES-256-GCM key of vault secrets. `npm start` keeps one in .data/. */
   SECRETS_KEY: z

@@ -1,7 +1,29 @@
 import pino from 'pino';
 
-export function createLogger(name: string, level: string) {
-  return pino({ name, level });
+/**
+ * Fields that may hold a credential or an env value, censored wherever they appear in a log object: a careless
+ * `log.info({input})` must not put a token, a secret or an environment value in the log.
+ */
+const REDACT = [
+  'authorization',
+  '*.authorization',
+  'headers.authorization',
+  '*.headers.authorization',
+  'token',
+  '*.token',
+  'apiKey',
+  '*.apiKey',
+  'secret',
+  '*.secret',
+  'envVars',
+  '*.envVars',
+  'gitToken',
+  '*.gitToken',
+];
+
+/** `destination` lets a test read the log lines (the access log, what an error wrote); default is stdout. */
+export function createLogger(name: string, level: string, destination?: pino.DestinationStream) {
+  return pino({ name, level, redact: { paths: REDACT, censor: '[redacted]' } }, destination);
 }
 
 export type Logger = ReturnType<typeof createLogger>;

@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
+import path from 'node:path';
 
 import { type RequestHandler, Router } from 'express';
-import multer from 'multer';
 
 import type { Config } from '../../shared/config';
 import { AppError } from '../../shared/errors';
@@ -13,6 +13,7 @@ import type { DeploymentService } from '../deployments/service';
 import { authenticate, principalOf, requirePermission } from '../middleware/auth';
 import { consume, rateLimit, type RateLimiters } from '../middleware/rate-limit';
 import { mountRoutes, route, type RouteDef } from '../routes';
+import { multipartArchive } from '../uploads/multipart';
 import type { UploadService } from '../uploads/service';
 import {
   DeployAccepted,
@@ -30,7 +31,7 @@ import {
 import { deploymentView } from './views';
 
 export interface CompatDeps {
-  config: Pick<Config, 'UPLOAD_MAX_BYTES'>;
+  config: Pick<Config, 'UPLOAD_MAX_BYTES' | 'UPLOAD_TMP_DIR'>;
   identity: IdentityService;
   deployments: DeploymentService;
   uploads: UploadService;
@@ -46,60 +47,10 @@ export function compatRoutes(deps: CompatDeps): RouteDef[] {
   const reads = rateLimit(limiters.compatReads, orgKey);
   const writes = rateLimit(limiters.compatWrites, orgKey);
   const uploadsLimit = rateLimit(limiters.compatUploads, orgKey);
-  const upload = multer({
-    storage: multer.diskStorage({ destination: os.tmpdir() }),
-    limits: { fileSize: deps.config.UPLOAD_MAX_BYTES, files: 1, fields: 0 },
-  }).single('archive');
-  const tooLarge = () =>
-    new AppError('INVALID_REQUEST', `The archive is larger than the ${deps.config.UPLOAD_MAX_BYTES}-byte limit.`, {
-      maxBytes: deps.config.UPLOAD_MAX_BYTES,
-    });
-  // Room for the multipart framing around the file, so a file just under the cap is never refused for it.
-  const bodyCap = deps.config.UPLOAD_MAX_BYTES + 64 * 1024;
-  /**
-   * Answers as soon as a body passes the cap, declared or counted, and closes the connection: the rest is never
-   * read (multer alone would drain the request to its end before answering).
-   */
-  const refuseOversize = (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1]) => {
-    res.setHeader('Connection', 'close');
-    req.unpipe();
-    req.pause();
-    res.once('finish', () => setTimeout(() => req.socket.destroy(), 1000).unref());
-  };
-  const multipart: RequestHandler = (req, res, next) => {
-    let answered = false;
-    const answer = (err?: unknown) => {
-      if (answered) return;
-      answered = true;
-      next(err);
-    };
-    if (Number(req.headers['content-length']) > bodyCap) {
-      refuseOversize(req, res);
-      return answer(tooLarge());
-    }
-    let seen = 0;
-    const count = (chunk: Buffer) => {
-      seen += chunk.length;
-      if (seen <= bodyCap || answered) return;
-      req.off('data', count);
-      refuseOversize(req, res);
-      answer(tooLarge());
-    };
-    upload(req, res, (err: unknown) => {
-      req.off('data', count);
-      if (!err) return answer();
-      const e = err as multer.MulterError;
-      const message =
-        e.code === 'LIMIT_FILE_SIZE'
-          ? `The archive is larger than the ${deps.config.UPLOAD_MAX_BYTES}-byte limit.`
-          : e.code === 'LIMIT_UNEXPECTED_FILE' || e.code === 'LIMIT_FIELD_COUNT'
-            ? 'Send exactly one multipart part, a file named "archive".'
-            : `The multipart body could not be read: ${e.message}.`;
-      answer(new AppError('INVALID_REQUEST', message, { multerCode: e.code }));
-    });
-    // After multer has piped the request: both see every chunk.
-    req.on('data', count);
-  };
+  const multipart = multipartArchive({
+    maxBytes: deps.config.UPLOAD_MAX_BYTES,
+    tmpDir: deps.config.UPLOAD_TMP_DIR ?? path.join(os.tmpdir(), 'slipway-uploads'),
+  });
 
   const accepted = (d: Awaited<ReturnType<DeploymentService['deployImage']>>, base: string) => ({
     deploymentId: d._id,

@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 
 import { AppError } from '../../shared/errors';
+import { runWithRequestContext } from '../../shared/request-context';
 
 export interface Schemas {
   body?: z.ZodType;
@@ -42,7 +43,8 @@ export function handle<S extends Schemas>(
         }
         input[where] = result.data;
       }
-      await fn(input as Parsed<S>, req, res);
+      // Inside the request's context again: body parsers resume on stream callbacks that may have left it.
+      await runWithRequestContext({ requestId: String(req.id) }, () => fn(input as Parsed<S>, req, res));
     } catch (err) {
       next(err);
     }

@@ -25,10 +25,11 @@ async function checkZip(file: string): Promise<number> {
   return new Promise((resolve, reject) => {
     yauzl.open(file, { lazyEntries: true, autoClose: true }, (err, zip) => {
       if (err || !zip) {
+        // yauzl's text names zip internals a caller cannot act on; the caller learns what to do instead.
         reject(
           new AppError(
             'INVALID_REQUEST',
-            `The archive is not a readable zip file: ${err?.message ?? 'no central directory'}.`,
+            'The archive is not a readable zip file: it is truncated or damaged. Create it again with a zip tool and upload it whole.',
           ),
         );
         return;

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import type { DestinationStream } from 'pino';
 
 import { buildApp } from '../../api/app';
 import { composeApi } from '../../api/compose';
@@ -37,7 +38,8 @@ export function quietTemporalRuntime(): void {
 export async function startHarness(
   name: string,
   overrides: Record<string, string> = {},
-  opts: { worker?: boolean } = {},
+  /** logDestination: read the api's log lines (with LOG_LEVEL overridden to info or debug). */
+  opts: { worker?: boolean; logDestination?: DestinationStream } = {},
 ) {
   quietTemporalRuntime();
   const taskQueue = `test-${name}-${process.pid}`;
@@ -49,7 +51,7 @@ export async function startHarness(
     MONGODB_DB: 'slipway_test',
     ...overrides,
   });
-  const log = createLogger('test', config.LOG_LEVEL);
+  const log = createLogger('test', config.LOG_LEVEL, opts.logDestination);
   const database = await connectMongo(config.MONGODB_URL, config.MONGODB_DB);
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
