@@ -54,7 +54,7 @@ export type ToolName = keyof typeof TOOLS;
  * How many tools compile at once. `go build` already spreads one build over every core; on 2 cores a second
  * build at the same time bought nothing measurable (bench/provision.ts) and doubles the memory peak.
  */
-const BUILDS_AT_ONCE = Math.max(1, Number(process.env.SLIPWAY_TOOL_BUILDS_AT_ONCE) || 1);
+const buildsAtOnce = () => Math.max(1, Number(process.env.SLIPWAY_TOOL_BUILDS_AT_ONCE) || 1);
 /** A cold MinIO build takes ~6 min on 2 idle cores; past this, something is wrong (a hung proxy, a thrashing box). */
 const BUILD_TIMEOUT_MS = (Number(process.env.SLIPWAY_TOOL_BUILD_TIMEOUT_S) || 1800) * 1000;
 const DOWNLOAD_TIMEOUT_MS = 600_000;
@@ -73,9 +73,9 @@ async function exists(file: string): Promise<boolean> {
 let running = 0;
 const waiting: (() => void)[] = [];
 
-/** Holds one of BUILDS_AT_ONCE slots while `fn` runs; the others wait their turn in order. */
+/** Holds one of buildsAtOnce() slots while `fn` runs; the others wait their turn in order. */
 async function inSlot<T>(fn: () => Promise<T>, onWait: () => void): Promise<T> {
-  if (running >= BUILDS_AT_ONCE) {
+  if (running >= buildsAtOnce()) {
     onWait();
     await new Promise<void>((resolve) => waiting.push(resolve));
   } else running++;
@@ -114,7 +114,7 @@ export async function ensureGoTool(
   try {
     await inSlot(
       () => build(name, tool, binary, opts),
-      () => opts.progress?.(`waiting for another tool build to finish (${BUILDS_AT_ONCE} at a time)`),
+      () => opts.progress?.(`waiting for another tool build to finish (${buildsAtOnce()} at a time)`),
     );
     return { binary, built: true };
   } catch (err) {
