@@ -8,21 +8,28 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type Docker from 'dockerode';
 
-import { buildContext } from '../shared/build/context';
 import { planBuild } from '../shared/build/detect';
+import { engineBuild, EngineBuildError } from '../shared/build/docker-build';
+import { DockerfileRefusedError, inspectDockerfile } from '../shared/build/dockerfile-policy';
 import { extractZip, soleTopLevelDir } from '../shared/build/extract';
 import { cloneCheckout, cloneRepository } from '../shared/build/git';
+import { assertImagesUsable } from '../shared/build/image-access';
 import { labelledDockerfile } from '../shared/build/labelled-dockerfile';
+import { type BuildLimits, createBuildSlots, ensureBuildNetwork } from '../shared/build/sandbox';
 import { assertSymlinksInside, SymlinkEscapeError } from '../shared/build/symlinks';
 import type { Config } from '../shared/config';
 import { LABELS } from '../shared/constants';
 import type { LogStore } from '../shared/db/logs-store';
 import type { UploadStore } from '../shared/db/uploads-store';
 import type { DeploymentSource } from '../shared/deployments';
+import { PLAN_POLICIES } from '../shared/plans';
 import type { Vault } from '../shared/secrets/vault';
+import { ensureHostIsolation } from './providers/host-firewall';
 
 export interface BuildDeps {
   docker: Docker;
+  /** Label value naming this Slipway instance: its reconciler removes only images carrying it. */
+  instance: string;
   s3: S3Client;
   uploads: Pick<UploadStore, 'get'>;
   vault: Pick<Vault, 'reveal'>;
@@ -40,6 +47,10 @@ export interface BuildDeps {
     | 'BUILD_BASE_IMAGE_STATIC'
     | 'BUILD_BASE_IMAGE_PYTHON'
     | 'BUILD_WORK_DIR'
+    | 'BUILD_CONCURRENCY'
+    | 'BUILD_CONCURRENCY_PER_ORG'
+    | 'BUILD_ALLOW_PRIVATE_REGISTRIES'
+    | 'DOCKER_HOST'
   >;
 }
 
@@ -49,6 +60,8 @@ export interface BuildInput {
   revision: number;
   port: number;
   source: Exclude<DeploymentSource, { type: 'image' }>;
+  /** The plan's resources; workflows started before builds had limits pass none and get the free plan's. */
+  limits?: BuildLimits;
 }
 
 export interface BuildResult {
@@ -87,12 +100,9 @@ function buildLog(logs: BuildDeps['logs'], deploymentId: string) {
   };
 }
 
-interface BuildMessage {
-  stream?: string;
-  error?: string;
-  errorDetail?: { message?: string };
-  aux?: { ID?: string };
-}
+/** The plan named in messages: the one whose limits these are (the workflow passes its plan's limits). */
+const planOf = (limits: BuildLimits) =>
+  Object.entries(PLAN_POLICIES).find(([, p]) => p.limits.memoryMb === limits.memoryMb)?.[0] ?? 'current';
 
 /**
  * Fetches a deployment's source (the uploaded zip from S3, or a shallow clone), extracts it safely, works out
@@ -103,6 +113,7 @@ interface BuildMessage {
 export function createBuildActivities(deps: BuildDeps) {
   const { config } = deps;
   const workRoot = config.BUILD_WORK_DIR ?? path.join(os.tmpdir(), 'slipway-builds');
+  const slots = createBuildSlots(config.BUILD_CONCURRENCY, config.BUILD_CONCURRENCY_PER_ORG);
 
   return {
     async buildSource(input: BuildInput): Promise<BuildResult> {
@@ -147,7 +158,7 @@ export function createBuildActivities(deps: BuildDeps) {
             : `detected a ${plan.kind} project; generated Dockerfile (${plan.steps.join(' → ')}):\n${plan.generated ?? ''}`,
         );
 
-        await dockerBuild(dir, plan.dockerfile, tag, input, log.line, abort.signal);
+        await sandboxedBuild(dir, plan.dockerfile, tag, input, log.line, abort.signal);
         log.line(`built ${tag} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
         return { image: tag, kind: plan.kind, ...(commit ? { commit } : {}), durationMs: Date.now() - started };
       } catch (err) {
@@ -223,8 +234,12 @@ export function createBuildActivities(deps: BuildDeps) {
     return { dir: cloneCheckout(work), commit };
   }
 
-  /** `docker build` through the engine API; names the step that failed, as the engine reports it. */
-  async function dockerBuild(
+  /**
+   * Builds in the sandbox: the source's Dockerfile is read first (no remote ADD, only images this org may use),
+   * then built on the build network with the plan's limits, at most BUILD_CONCURRENCY at once on this worker
+   * and BUILD_CONCURRENCY_PER_ORG for one organisation.
+   */
+  async function sandboxedBuild(
     dir: string,
     dockerfile: string,
     tag: string,
@@ -232,43 +247,48 @@ export function createBuildActivities(deps: BuildDeps) {
     log: (line: string) => void,
     signal: AbortSignal,
   ): Promise<void> {
+    const text = await fs.promises.readFile(path.join(dir, dockerfile), 'utf8');
+    try {
+      await assertImagesUsable(deps.docker, inspectDockerfile(text), {
+        orgId: input.orgId,
+        allowPrivateRegistries: config.BUILD_ALLOW_PRIVATE_REGISTRIES,
+      });
+    } catch (err) {
+      throw err instanceof DockerfileRefusedError ? buildFailed(`${dockerfile}, ${err.message}`) : err;
+    }
     const labelled = await labelledDockerfile(dir, dockerfile, {
       [LABELS.managed]: 'true',
       [LABELS.deploymentId]: input.deploymentId,
       [LABELS.orgId]: input.orgId,
       [LABELS.revision]: String(input.revision),
+      [LABELS.instance]: deps.instance,
     });
-    const stream = await deps.docker.buildImage(await buildContext(dir, labelled), {
-      t: tag,
-      dockerfile: labelled,
-      rm: true,
-      forcerm: true,
-      abortSignal: signal,
-    });
-    let step = '';
-    let failure: string | undefined;
-    await new Promise<void>((resolve, reject) => {
-      deps.docker.modem.followProgress(
-        stream,
-        (err) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve()),
-        (msg: BuildMessage) => {
-          if (msg.stream) {
-            const m = /^Step \d+\/\d+ : (.*)/m.exec(msg.stream);
-            if (m?.[1]) step = m[1].trim();
-            log(msg.stream);
-          }
-          if (msg.error) {
-            failure = msg.errorDetail?.message ?? msg.error;
-            log(failure);
-          }
-        },
-      );
-    }).catch((err: unknown) => {
-      if (signal.aborted) throw signal.reason;
-      throw err;
-    });
-    if (signal.aborted) throw signal.reason;
-    if (failure) throw buildFailed(step ? `the build failed at step "${step}": ${failure}` : failure);
+    const release = await slots.acquire(input.orgId, signal, log);
+    try {
+      // Refreshed before every build (idempotent): the rules keep RUN steps off the host and private ranges.
+      const isolation = await ensureHostIsolation({ dockerHost: config.DOCKER_HOST });
+      if (!isolation.applied) {
+        Context.current().log.warn('host isolation is NOT installed; builds can reach the engine host', {
+          reason: isolation.reason,
+        });
+      }
+      const network = await ensureBuildNetwork(deps.docker);
+      const limits = input.limits ?? PLAN_POLICIES.free.limits;
+      await engineBuild(deps.docker, {
+        dir,
+        dockerfile: labelled,
+        tag,
+        network,
+        limits,
+        plan: planOf(limits),
+        log,
+        signal,
+      });
+    } catch (err) {
+      throw err instanceof EngineBuildError ? buildFailed(err.message) : err;
+    } finally {
+      release();
+    }
   }
 }
 

@@ -7,6 +7,7 @@ import type { Config } from '../shared/config';
 import { AppError } from '../shared/errors';
 import type { IdentityService } from '../shared/identity';
 import type { Logger } from '../shared/logger';
+import type { Redis } from '../shared/redis';
 import type { Vault } from '../shared/secrets/vault';
 import { compatRouter, compatRoutes } from './compat/router';
 import type { DeploymentService } from './deployments/service';
@@ -25,6 +26,7 @@ export interface AppDeps {
   config: Config;
   log: Logger;
   db: Db;
+  redis: Redis;
   temporal: Client;
   limiters: RateLimiters;
   identity: IdentityService;
@@ -48,6 +50,7 @@ export function buildApp(deps: AppDeps): Express {
   app.get('/readyz', async (_req, res) => {
     const problems = await checkReadiness({
       db: deps.db,
+      redis: deps.redis,
       temporal: deps.temporal,
       namespace: deps.config.TEMPORAL_NAMESPACE,
       taskQueue: deps.config.TEMPORAL_TASK_QUEUE,

@@ -11,11 +11,14 @@ import { createSalesStore } from '../shared/db/sales-store';
 import { createSecretStore } from '../shared/db/secrets-store';
 import { createUploadStore } from '../shared/db/uploads-store';
 import { createIdentityService } from '../shared/identity';
+import { limitRules } from '../shared/limits';
 import type { Logger } from '../shared/logger';
+import type { Redis } from '../shared/redis';
 import { createVault } from '../shared/secrets/vault';
 import type { AppDeps } from './app';
+import { createQuota, quotaRecords } from './deployments/quota';
 import { createDeploymentService } from './deployments/service';
-import { createRateLimiters, limitRules } from './middleware/rate-limit';
+import { createRateLimiters } from './middleware/rate-limit';
 import { createSalesService } from './sales/service';
 import { createUploadService } from './uploads/service';
 
@@ -24,6 +27,8 @@ export async function composeApi(c: {
   config: Config;
   log: Logger;
   database: Database;
+  /** Rate limits and quotas (atomic where FerretDB is not); the caller closes it. */
+  redis: Redis;
   temporal: Client;
   docker: Docker;
   s3: S3Client;
@@ -38,12 +43,20 @@ export async function composeApi(c: {
   // Sequential on purpose: FerretDB handles concurrent index builds poorly.
   for (const store of [identityStore, deploymentStore, logStore, uploadStore, salesStore, secretStore])
     await store.ensureIndexes();
-  const limiters = await createRateLimiters(c.database.client, db.databaseName, limitRules(c.config));
+  const limiters = createRateLimiters(c.redis, c.config.REDIS_KEY_PREFIX, limitRules(c.config));
+  const quota = createQuota({
+    redis: c.redis,
+    keyPrefix: c.config.REDIS_KEY_PREFIX,
+    records: quotaRecords(db, c.temporal),
+    leaseS: c.config.QUOTA_LEASE_S,
+    resyncS: c.config.QUOTA_RESYNC_S,
+  });
   const vault = createVault({ store: secretStore, key: c.config.SECRETS_KEY });
   return {
     config: c.config,
     log: c.log,
     db,
+    redis: c.redis,
     temporal: c.temporal,
     limiters,
     identity: createIdentityService({ store: identityStore }),
@@ -54,6 +67,7 @@ export async function composeApi(c: {
       vault,
       temporal: c.temporal,
       docker: c.docker,
+      quota,
       config: c.config,
     }),
     uploads: createUploadService({ store: uploadStore, s3: c.s3, config: c.config }),

@@ -4,6 +4,7 @@ import { config, ConfigError } from '../shared/config';
 import { connectMongo } from '../shared/db/mongo';
 import { createDockerClient } from '../shared/engine/docker-client';
 import { createLogger } from '../shared/logger';
+import { createRedis } from '../shared/redis';
 import { createS3Client } from '../shared/s3';
 import { connectTemporal } from '../shared/temporal';
 import { buildApp } from './app';
@@ -15,10 +16,12 @@ async function main() {
   const database = await connectMongo(cfg.MONGODB_URL, cfg.MONGODB_DB);
   const connection = await connectTemporal(cfg);
   const temporal = new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE });
+  const redis = createRedis(cfg.REDIS_URL);
   const deps = await composeApi({
     config: cfg,
     log,
     database,
+    redis,
     temporal,
     docker: createDockerClient(cfg.DOCKER_HOST),
     s3: createS3Client(cfg),
@@ -31,6 +34,7 @@ async function main() {
       void connection
         .close()
         .then(() => database.close())
+        .then(() => redis.quit())
         .then(() => process.exit(0));
     });
     setTimeout(() => process.exit(0), 5000).unref();

@@ -63,6 +63,15 @@ const schema = z.object({
   RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: z.coerce.number().int().min(1).default(10),
   /** Multiplies every plan's live-deployment quota (benchmarks deploy more than a plan allows). */
   QUOTA_MULTIPLIER: z.coerce.number().int().min(1).default(1),
+  /**
+   * Rate limits and quotas in Redis (api/deployments/quota.ts). A quota slot taken for a deploy is a lease until its
+   * workflow start is confirmed: a record whose workflow never started stops counting once the lease runs out.
+   */
+  QUOTA_LEASE_S: z.coerce.number().int().min(1).default(120),
+  /** How often an organisation's quota slots are re-read from MongoDB, so a Redis that lost data converges. */
+  QUOTA_RESYNC_S: z.coerce.number().int().min(1).default(300),
+  /** Prefix of every Redis key: api processes of one installation share it; tests give each file its own. */
+  REDIS_KEY_PREFIX: z.string().regex(/^[\w.:-]*$/, 'letters, digits, "_", ".", ":" or "-"').default('slipway:'),
 
   /** Delays between the first webhook attempts, seconds, then one last attempt this long after the first. */
   WEBHOOK_RETRY_DELAYS_S: z
@@ -119,6 +128,11 @@ const schema = z.object({
   BUILD_BASE_IMAGE_PYTHON: z.string().min(1).default('python:3.12-slim'),
   /** Scratch space of source builds on the worker's host; each build's directory is removed when it ends. */
   BUILD_WORK_DIR: z.string().min(1).optional(),
+  /** Build sandbox (DESIGN.md §8): builds at once on one worker, and for one organisation on one worker. */
+  BUILD_CONCURRENCY: z.coerce.number().int().min(1).default(2),
+  BUILD_CONCURRENCY_PER_ORG: z.coerce.number().int().min(1).default(1),
+  /** A Dockerfile's FROM may name a registry on a private address only when this is set (private installations). */
+  BUILD_ALLOW_PRIVATE_REGISTRIES: bool.default(false),
 });
 
 /** The key's bytes when `value` is 32 bytes in base64 or hex, else undefined. */

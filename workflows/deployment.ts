@@ -98,6 +98,7 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
           revision: input.revision,
           port: input.port,
           source,
+          limits: input.limits,
         });
         phase = 'pull';
         image = built.image;

@@ -11,7 +11,7 @@ import type { Permission } from '../../shared/permissions';
 import { providerAvailability } from '../deployments/providers';
 import type { DeploymentService } from '../deployments/service';
 import { authenticate, principalOf, requirePermission } from '../middleware/auth';
-import { consume, rateLimit, type RateLimiters } from '../middleware/rate-limit';
+import { consume, deployCreateLimit, rateLimit, type RateLimiters } from '../middleware/rate-limit';
 import { mountRoutes, route, type RouteDef } from '../routes';
 import { multipartArchive } from '../uploads/multipart';
 import type { UploadService } from '../uploads/service';
@@ -47,6 +47,7 @@ export function compatRoutes(deps: CompatDeps): RouteDef[] {
   const reads = rateLimit(limiters.compatReads, orgKey);
   const writes = rateLimit(limiters.compatWrites, orgKey);
   const uploadsLimit = rateLimit(limiters.compatUploads, orgKey);
+  const creations = deployCreateLimit(limiters);
   const multipart = multipartArchive({
     maxBytes: deps.config.UPLOAD_MAX_BYTES,
     tmpDir: deps.config.UPLOAD_TMP_DIR ?? path.join(os.tmpdir(), 'slipway-uploads'),
@@ -81,7 +82,7 @@ export function compatRoutes(deps: CompatDeps): RouteDef[] {
       description: 'Accepted at once (202); poll statusUrl until status is running or failed.',
       tags,
       request: { body: DeployRequest },
-      before: [writes, can('deployment.create')],
+      before: [writes, creations, can('deployment.create')],
       responses: { 202: { description: 'Accepted and queued', schema: DeployAccepted } },
       handler: async ({ body }, req, res) => {
         const d = await deployments.deployImage(principalOf(req), body, 'compat');
@@ -94,7 +95,7 @@ export function compatRoutes(deps: CompatDeps): RouteDef[] {
       summary: 'Deploy from source: an uploaded zip (uploadId) or a Git repository (repoUrl)',
       tags,
       request: { body: SourceDeployRequest },
-      before: [writes, can('deployment.create')],
+      before: [writes, creations, can('deployment.create')],
       responses: { 202: { description: 'Accepted and queued', schema: DeployAccepted } },
       handler: async ({ body }, req, res) => {
         const d = await deployments.deploySource(principalOf(req), body, 'compat');

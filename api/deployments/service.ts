@@ -17,6 +17,7 @@ import { PLAN_POLICIES } from '../../shared/plans';
 import type { Vault } from '../../shared/secrets/vault';
 import { type DeploymentWorkflowInput, destroySignal } from '../../workflows';
 import { providerAvailability } from './providers';
+import type { Quota } from './quota';
 
 /** Namespace of idempotent deployment IDs: uuidv5(orgId + ":" + requestId) (DESIGN.md §4). */
 const REQUEST_ID_NAMESPACE = '8f1d7a52-4c1e-4f7e-9a3b-2d5c6e7f8a90';
@@ -37,6 +38,7 @@ export interface DeploymentServiceDeps {
   vault: Pick<Vault, 'exists'>;
   temporal: Client;
   docker: Docker;
+  quota: Pick<Quota, 'acquire' | 'confirm'>;
   config: Pick<
     Config,
     | 'DEPLOY_READY_TIMEOUT_S'
@@ -100,7 +102,8 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
     );
   }
 
-  async function checkPolicy(principal: Principal, provider: Provider, projectId?: string): Promise<void> {
+  /** Last step before the insert: takes the deployment's quota slot (atomic in Redis, see ./quota.ts). */
+  async function checkPolicy(principal: Principal, provider: Provider, projectId: string | undefined, id: string) {
     const availability = providerAvailability(principal.org.plan).find((p) => p.id === provider)!;
     if (!availability.available) {
       throw new AppError('PROVIDER_NOT_ALLOWED', `Provider ${provider} is not available: ${availability.reason}.`, {
@@ -112,8 +115,8 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
       throw new AppError('PROJECT_NOT_FOUND', `No project ${projectId} in this organisation.`, { projectId });
     }
     const limit = PLAN_POLICIES[principal.org.plan].maxLiveDeployments * deps.config.QUOTA_MULTIPLIER;
-    const live = await store.countLive(principal.org._id);
-    if (live >= limit) {
+    const { admitted, held: live } = await deps.quota.acquire(principal.org._id, id, limit);
+    if (!admitted) {
       throw new AppError(
         'QUOTA_EXCEEDED',
         `The ${principal.org.plan} plan allows ${limit} live deployments; destroy one first.`,
@@ -136,7 +139,7 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
     const orgId = principal.org._id;
     const id = input.requestId ? uuidv5(`${orgId}:${input.requestId}`, REQUEST_ID_NAMESPACE) : uuidv4();
     if (input.requestId && (await store.findAny(id))) await duplicate(principal, id, input.requestId);
-    await checkPolicy(principal, input.provider, input.projectId);
+    await checkPolicy(principal, input.provider, input.projectId, id);
     const now = new Date();
     const record: DeploymentRecord = {
       _id: id,
@@ -163,6 +166,8 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
       throw err;
     }
     await ensureWorkflow(record, principal);
+    // Its workflow exists: the slot holds past its lease. A lost confirm costs one Temporal lookup when pruning.
+    await deps.quota.confirm(orgId, id).catch(() => undefined);
     return record;
   }
 

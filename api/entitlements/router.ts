@@ -2,6 +2,7 @@ import { type ErrorRequestHandler, type RequestHandler, Router } from 'express';
 
 import { AppError } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
+import { hashToken } from '../../shared/tokens';
 import { toAppError } from '../middleware/errors';
 import { consume, type RateLimiters } from '../middleware/rate-limit';
 import { handle } from '../middleware/validate';
@@ -17,7 +18,9 @@ export function entitlementsRouter(deps: { sales: SalesService; limiters: RateLi
       const orgId = key ? await deps.sales.sellerOfKey(key) : undefined;
       if (!key || !orgId)
         throw new AppError('INVALID_TOKEN', 'Missing or wrong seller API key: send "Authorization: Bearer <API_KEY>".');
-      await consume(deps.limiters.entitlements, `key:${orgId}`, res);
+      // Per key, as the spec says, not per seller: by the key's hash, so a rotated key starts a fresh budget and two
+      // keys never share one, and the key itself never becomes part of a Redis key.
+      await consume(deps.limiters.entitlements, `key:${hashToken(key)}`, res);
       res.locals.sellerId = orgId;
       next();
     } catch (err) {

@@ -14,21 +14,30 @@ export function bearerToken(req: Request): string | undefined {
 }
 
 /**
- * Resolves the bearer token on every request of an origin; failures go to that origin's renderer,
- * after `onFailure` (which may, say, count the attempt against a per-address rate limit).
+ * Resolves the bearer token on every request of an origin; failures go to that origin's renderer, after
+ * `onFailure` counts the attempt (against a per-address budget). When `onFailure` refuses, its refusal (a 429 with
+ * Retry-After) is the answer: a client hammering with bad tokens is told to stop, not handed 401s forever.
+ * A valid token is never refused by that budget, so one client's bad tokens cannot lock out others behind the same
+ * address; tokens carry 256 random bits, so the budget caps the cost of bad traffic, not a guessing attack.
  */
 export function authenticate(
   identity: Pick<IdentityService, 'authenticate'>,
   onFailure?: (req: Request, res: Response) => Promise<void>,
 ): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
+    let principal: Principal;
     try {
-      req.principal = await identity.authenticate(bearerToken(req));
-      next();
+      principal = await identity.authenticate(bearerToken(req));
     } catch (err) {
-      await onFailure?.(req, res).catch(() => undefined);
-      next(err);
+      try {
+        await onFailure?.(req, res);
+      } catch (refusal) {
+        return next(refusal);
+      }
+      return next(err);
     }
+    req.principal = principal;
+    next();
   };
 }
 

@@ -17,6 +17,7 @@ import { createSecretStore } from '../../shared/db/secrets-store';
 import { createUploadStore } from '../../shared/db/uploads-store';
 import { createDockerClient } from '../../shared/engine/docker-client';
 import { createLogger } from '../../shared/logger';
+import { createRedis } from '../../shared/redis';
 import { createS3Client } from '../../shared/s3';
 import { createVault } from '../../shared/secrets/vault';
 import { createDeploymentWorker } from '../../worker/create-worker';
@@ -49,6 +50,8 @@ export async function startHarness(
     LOG_LEVEL: 'silent',
     TEMPORAL_TASK_QUEUE: taskQueue,
     MONGODB_DB: 'slipway_test',
+    // Files share one Redis: their own prefix keeps per-address counters (127.0.0.1 for all) apart.
+    REDIS_KEY_PREFIX: `test-${name}-${process.pid}:`,
     ...overrides,
   });
   const log = createLogger('test', config.LOG_LEVEL, opts.logDestination);
@@ -57,7 +60,9 @@ export async function startHarness(
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const docker = createDockerClient(config.DOCKER_HOST);
   const s3 = createS3Client(config);
-  const deps = await composeApi({ config, log, database, temporal, docker, s3 });
+  const redis = createRedis(config.REDIS_URL);
+  const redisClients = [redis];
+  const deps = await composeApi({ config, log, database, redis, temporal, docker, s3 });
 
   const workerConnection =
     opts.worker === false ? undefined : await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
@@ -115,6 +120,7 @@ export async function startHarness(
     baseUrl,
     config,
     db: database.db,
+    redis,
     docker,
     s3,
     identity: deps.identity,
@@ -128,7 +134,11 @@ export async function startHarness(
     },
     /** A second api process in all but name: its own app and stores over the same MongoDB, Temporal and engine. */
     async secondApi(): Promise<string> {
-      const other = buildApp(await composeApi({ config, log, database, temporal, docker, s3: createS3Client(config) }));
+      const otherRedis = createRedis(config.REDIS_URL);
+      redisClients.push(otherRedis);
+      const other = buildApp(
+        await composeApi({ config, log, database, redis: otherRedis, temporal, docker, s3: createS3Client(config) }),
+      );
       const s: Server = await new Promise((resolve) => {
         const srv = other.listen(0, '127.0.0.1', () => resolve(srv));
       });
@@ -144,6 +154,7 @@ export async function startHarness(
       await workerConnection?.close();
       await connection.close();
       await database.close();
+      for (const r of redisClients) await r.quit();
     },
   };
 }

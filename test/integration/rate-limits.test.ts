@@ -1,15 +1,43 @@
-import { client } from '../helpers/client';
+import { randomUUID } from 'node:crypto';
+
+import { createDeploymentStore } from '../../shared/db/deployments-store';
+import { type ApiResponse, client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
 
-describe('rate limits (counters in MongoDB, shared by api processes)', () => {
+type Body = { code?: string; details?: Record<string, unknown> };
+
+/** Fires `n` requests at once and tallies the statuses. */
+async function burst(n: number, send: () => Promise<ApiResponse<Body>>) {
+  const all = await Promise.all(Array.from({ length: n }, send));
+  const tally: Record<number, number> = {};
+  for (const r of all) tally[r.status] = (tally[r.status] ?? 0) + 1;
+  return { all, tally, refused: all.filter((r) => r.status === 429) };
+}
+
+/** Every refusal is the spec's: RATE_LIMIT_EXCEEDED with a Retry-After no longer than the window. */
+function expectRefusals(refused: ApiResponse<Body>[], limit: number, windowS: number) {
+  for (const r of refused) {
+    expect(r.body.code).toBe('RATE_LIMIT_EXCEEDED');
+    expect(r.headers.get('x-ratelimit-limit')).toBe(String(limit));
+    const retryAfter = Number(r.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(windowS);
+  }
+}
+
+describe('rate limits (counters in Redis, shared by api processes)', () => {
   let h: Harness;
 
   beforeAll(async () => {
-    h = await startHarness('limits', {
-      RATE_LIMIT_COMPAT_READS_PER_MIN: '3',
-      RATE_LIMIT_COMPAT_WRITES_PER_HOUR: '2',
-      RATE_LIMIT_PLATFORM_PER_15MIN: '3',
-    });
+    h = await startHarness(
+      'limits',
+      {
+        RATE_LIMIT_COMPAT_READS_PER_MIN: '3',
+        RATE_LIMIT_COMPAT_WRITES_PER_HOUR: '2',
+        RATE_LIMIT_PLATFORM_PER_15MIN: '3',
+      },
+      { worker: false },
+    );
   });
   afterAll(() => h?.stop());
 
@@ -64,10 +92,24 @@ describe('rate limits (counters in MongoDB, shared by api processes)', () => {
     expect((await api.get('/compat/deployments')).status).toBe(200);
   });
 
-  it('puts the headers on refused-token responses and unknown routes too', async () => {
-    const r = await client(h, 'svc_bogus').get('/compat/deployments');
-    expect(r.status).toBe(401);
-    expect(r.headers.get('x-ratelimit-limit')).toBe('3');
+  it('refuses an address that keeps presenting bad tokens with 429, after its budget of 401s', async () => {
+    // The anonymous budget is the reads' (3 here): three 401s, counted down, then the address is told to stop.
+    const bogus = client(h, 'svc_bogus');
+    for (const remaining of ['2', '1', '0']) {
+      const r = await bogus.get<Body>('/compat/deployments');
+      expect(r.status).toBe(401);
+      expect(r.body.code).toBe('INVALID_TOKEN');
+      expect(r.headers.get('x-ratelimit-limit')).toBe('3');
+      expect(r.headers.get('x-ratelimit-remaining')).toBe(remaining);
+    }
+    const refused = await bogus.get<Body>('/compat/deployments');
+    expect(refused.status).toBe(429);
+    expectRefusals([refused], 3, 60);
+    // A valid token from the same address is not locked out by someone else's bad tokens.
+    expect((await client(h, (await h.newOrg()).token).get('/compat/providers')).status).toBe(200);
+  });
+
+  it('puts the headers on unknown routes too', async () => {
     const missing = await client(h, (await h.newOrg()).token).get<{ code: string }>('/compat/nothing-here');
     expect(missing.status).toBe(404);
     expect(missing.body.code).toBe('INVALID_REQUEST');
@@ -81,5 +123,105 @@ describe('rate limits (counters in MongoDB, shared by api processes)', () => {
     expect(limited.status).toBe(429);
     expect(limited.body).toEqual({ status: 'error', message: expect.stringMatching(/retry after/) });
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});
+
+/**
+ * The spec's limits at their real sizes, each hit by 200 requests at once: every limit admits exactly its size.
+ * (With counters in FerretDB, 130 concurrent platform requests all passed a limit of 100.)
+ */
+describe('rate limits under concurrent bursts (spec defaults)', () => {
+  let h: Harness;
+  const N = 200;
+
+  beforeAll(async () => {
+    h = await startHarness('limits-burst', {}, { worker: false });
+  });
+  afterAll(() => h?.stop());
+
+  it('platform: 100 of 200 concurrent requests per token', async () => {
+    const api = client(h, (await h.newOrg()).token);
+    const { tally, refused } = await burst(N, () => api.get<Body>('/platform/tokens'));
+    expect(tally).toEqual({ 200: 100, 429: 100 });
+    for (const r of refused) expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  });
+
+  it('compat reads: 60 of 200 concurrent reads per organisation', async () => {
+    const api = client(h, (await h.newOrg()).token);
+    const { tally, refused } = await burst(N, () => api.get<Body>('/compat/providers'));
+    expect(tally).toEqual({ 200: 60, 429: 140 });
+    expectRefusals(refused, 60, 60);
+  });
+
+  it('compat writes: 20 of 200 concurrent deletes per organisation', async () => {
+    const api = client(h, (await h.newOrg()).token);
+    // A delete of an unknown ID spends a write and starts nothing.
+    const { tally, refused } = await burst(N, () => api.del<Body>(`/compat/deployments/${randomUUID()}`));
+    expect(tally).toEqual({ 404: 20, 429: 180 });
+    expectRefusals(refused, 20, 3600);
+  });
+
+  it('deployment creation: 10 of 200 concurrent deploys per user', async () => {
+    const org = await h.newOrg();
+    const api = client(h, org.token);
+    const { tally, refused } = await burst(N, () =>
+      api.post<Body>('/compat/deploy', { image: 'slipway-test/limits:1', name: 'burst' }),
+    );
+    // The org's 20 writes pass first; of those, the user's creation budget admits 10.
+    expect(tally).toEqual({ 202: 10, 429: 190 });
+    expect(refused.filter((r) => r.headers.get('x-ratelimit-limit') === '10')).toHaveLength(10);
+    const records = await createDeploymentStore(h.db).list({ orgId: org.orgId, limit: 100, offset: 0 });
+    expect(records.total).toBe(10);
+
+  });
+
+  it('deployment creation: /deploy and /deploy/source spend one budget per user, not per organisation', async () => {
+    const org = await h.newOrg();
+    const owner = client(h, org.token);
+    for (let i = 0; i < 10; i++) {
+      // Refused by validation, after the limiter: it still counts, as every limit counts attempts.
+      expect((await owner.post<Body>('/compat/deploy/source', {})).status).toBe(400);
+    }
+    const over = await owner.post<Body>('/compat/deploy', { image: 'slipway-test/limits:1', name: 'eleventh' });
+    expect(over.status).toBe(429);
+    expectRefusals([over], 10, 900);
+
+    const dev = await h.identity.addUser({ orgId: org.orgId, email: `dev@${org.orgId}.invalid`, role: 'developer' });
+    const token = await h.identity.createToken({
+      orgId: org.orgId,
+      userId: dev._id,
+      name: 'dev',
+      scopes: ['deployment.create'],
+    });
+    const r = await client(h, token.token).post<Body>('/compat/deploy/source', {});
+    expect(r.status).toBe(400);
+    expect(r.body.code).toBe('INVALID_REQUEST');
+  });
+
+  it('bad tokens: each origin answers 429 once the address spent its budget', async () => {
+    const compat = await burst(N, () => client(h, `svc_${randomUUID()}`).get<Body>('/compat/deployments'));
+    expect(compat.tally).toEqual({ 401: 60, 429: 140 });
+    expectRefusals(compat.refused, 60, 60);
+    const platform = await burst(N, () => client(h, `svc_${randomUUID()}`).get<Body>('/platform/tokens'));
+    expect(platform.tally).toEqual({ 401: 100, 429: 100 });
+    for (const r of platform.refused) expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  });
+
+  it('entitlement lookup: 120 of 200 per key; a rotated key and another seller’s key have their own', async () => {
+    const seller = client(h, (await h.newOrg()).token);
+    const newKey = async (api = seller) =>
+      (await api.post<{ data: { apiKey: string } }>('/platform/sales/api-keys')).body.data.apiKey;
+    const lookup = (key: string) => async (): Promise<ApiResponse<Body>> => {
+      const r = await fetch(`${h.baseUrl}/api/v1/entitlements?email=buyer%40example.com`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      return { status: r.status, headers: r.headers, body: (await r.json()) as Body };
+    };
+    const first = await newKey();
+    expect((await burst(N, lookup(first))).tally).toEqual({ 200: 120, 429: 80 });
+    const rotated = await newKey();
+    expect((await burst(N, lookup(rotated))).tally).toEqual({ 200: 120, 429: 80 });
+    const otherSeller = await newKey(client(h, (await h.newOrg()).token));
+    expect((await burst(N, lookup(otherSeller))).tally).toEqual({ 200: 120, 429: 80 });
   });
 });

@@ -1,0 +1,74 @@
+import type Docker from 'dockerode';
+
+import { buildContext } from './context';
+import { type BuildLimits, buildResourceOptions, outOfMemory } from './sandbox';
+
+/** A build the engine ran and that failed by the source's doing (a step's exit code, out of memory). */
+export class EngineBuildError extends Error {
+  override name = 'EngineBuildError';
+}
+
+interface BuildMessage {
+  stream?: string;
+  error?: string;
+  errorDetail?: { message?: string; code?: number };
+}
+
+export interface EngineBuildOptions {
+  dir: string;
+  /** Relative to `dir`; the engine reads it from the context. */
+  dockerfile: string;
+  tag: string;
+  /** Network RUN steps join (the build network). */
+  network: string;
+  limits: BuildLimits;
+  /** Named in the out-of-memory message. */
+  plan: string;
+  log: (line: string) => void;
+  signal: AbortSignal;
+}
+
+/**
+ * `docker build` through the engine API (classic builder) in the build sandbox: the build network, the plan's
+ * memory and CPU. Names the step that failed as the engine reports it; a step killed for memory says so.
+ */
+export async function engineBuild(docker: Docker, opts: EngineBuildOptions): Promise<void> {
+  const stream = await docker.buildImage(await buildContext(opts.dir, opts.dockerfile), {
+    t: opts.tag,
+    dockerfile: opts.dockerfile,
+    rm: true,
+    forcerm: true,
+    networkmode: opts.network,
+    ...buildResourceOptions(opts.limits),
+    abortSignal: opts.signal,
+  });
+  let step = '';
+  let failure: string | undefined;
+  await new Promise<void>((resolve, reject) => {
+    docker.modem.followProgress(
+      stream,
+      (err) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve()),
+      (msg: BuildMessage) => {
+        if (msg.stream) {
+          const m = /^Step \d+\/\d+ : (.*)/m.exec(msg.stream);
+          if (m?.[1]) step = m[1].trim();
+          opts.log(msg.stream);
+        }
+        if (msg.error) {
+          failure = msg.errorDetail?.message ?? msg.error;
+          opts.log(failure);
+        }
+      },
+    );
+  }).catch((err: unknown) => {
+    if (opts.signal.aborted) throw opts.signal.reason;
+    throw err;
+  });
+  if (opts.signal.aborted) throw opts.signal.reason;
+  if (!failure) return;
+  if (outOfMemory(failure)) {
+    const what = `the build step ran out of memory (limit ${opts.limits.memoryMb} MB on the ${opts.plan} plan)`;
+    throw new EngineBuildError(step ? `${what} at "${step}"` : what);
+  }
+  throw new EngineBuildError(step ? `the build failed at step "${step}": ${failure}` : failure);
+}
