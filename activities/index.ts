@@ -10,6 +10,7 @@ import { type BuildDeps, createBuildActivities } from './build';
 import { createDeploymentActivities } from './deployments';
 import { createEngineLocal, type EngineLocalDeps } from './providers/engine-local';
 import { createUploadActivities } from './uploads';
+import { createOutboxActivities } from './webhook-outbox';
 import { createWebhookActivities } from './webhooks';
 
 export interface ActivityDeps {
@@ -39,6 +40,7 @@ export function createActivities(deps: ActivityDeps) {
     }),
     ...createUploadActivities({ store: deps.uploads, s3: deps.s3, bucket: deps.config.S3_BUCKET }),
     ...createWebhookActivities({ store: deps.sales, allowPrivateTargets: deps.allowPrivateWebhookTargets }),
+    ...createOutboxActivities({ store: deps.sales }),
     ensureImage: engine.ensureImage.bind(engine),
     startContainer: engine.startContainer.bind(engine),
     waitReady: engine.waitReady.bind(engine),

@@ -1,10 +1,11 @@
-import type { AttemptRecord, EventRecord, SalesStore } from '../shared/db/sales-store';
-import { privateTargetReason } from '../shared/net-guard';
-import { signSalesBody, standardWebhookSignature } from '../shared/sales/signature';
+import { ApplicationFailure } from '@temporalio/common';
 
-/** The receiver must answer 2xx within this (spec, "Delivery"). */
-export const RECEIVER_TIMEOUT_MS = 8000;
-const BODY_KEEP_BYTES = 4096;
+import type { AttemptRecord, DeliveryStatus, EventRecord, SalesStore } from '../shared/db/sales-store';
+import { type LookupAll, OutboundTargetError, resolveTarget } from '../shared/net-guard';
+import { signSalesBody, standardWebhookSignature } from '../shared/sales/signature';
+import { postPinned, RECEIVER_TIMEOUT_MS } from './webhook-http';
+
+export { RECEIVER_TIMEOUT_MS } from './webhook-http';
 
 export interface AttemptInput {
   eventId: string;
@@ -26,80 +27,115 @@ export interface AttemptResult {
   errorClass: AttemptRecord['errorClass'];
 }
 
+/** One attempt as sent, carried from sendAttempt to recordAttempt through the workflow (dates as ISO strings). */
+export interface SentAttempt {
+  eventId: string;
+  outcome: 'delivered' | 'failed' | 'gone';
+  status: DeliveryStatus | null;
+  attempt: Omit<AttemptRecord, 'number' | 'scheduledAt' | 'at' | 'nextAttemptAt'> & {
+    scheduledAt: string;
+    at: string;
+    nextAttemptAt: string | null;
+  };
+}
+
+export type SendResult = { kind: 'done'; result: AttemptResult } | ({ kind: 'sent' } & SentAttempt);
+
+const resultOf = (a: AttemptRecord): AttemptResult => ({
+  outcome: a.errorClass === null ? 'delivered' : a.responseStatus === 410 ? 'gone' : 'failed',
+  number: a.number,
+  responseStatus: a.responseStatus,
+  errorClass: a.errorClass,
+});
+
 function classify(err: unknown): { errorClass: AttemptRecord['errorClass']; error: string } {
-  const e = err as Error & { cause?: { code?: string; message?: string } };
-  const code = e.cause?.code ?? '';
-  if (e.name === 'TimeoutError' || e.name === 'AbortError')
+  const e = err as Error & { code?: string; cause?: { code?: string; message?: string } };
+  const code = e.code ?? e.cause?.code ?? '';
+  const message = e.cause?.message ?? e.message;
+  if (['TimeoutError', 'AbortError'].includes(e.name) || /TIMEOUT/.test(code))
     return { errorClass: 'timeout', error: `no answer within ${RECEIVER_TIMEOUT_MS / 1000} s` };
-  if (['ENOTFOUND', 'EAI_AGAIN'].includes(code)) return { errorClass: 'dns', error: e.cause?.message ?? code };
-  if (code === 'ECONNREFUSED') return { errorClass: 'refused', error: e.cause?.message ?? code };
-  if (/CERT|SSL|TLS/i.test(code)) return { errorClass: 'tls', error: e.cause?.message ?? code };
-  return { errorClass: 'network', error: e.cause?.message ?? e.message };
+  if (['ENOTFOUND', 'EAI_AGAIN'].includes(code)) return { errorClass: 'dns', error: message };
+  if (code === 'ECONNREFUSED') return { errorClass: 'refused', error: message };
+  if (/CERT|SSL|TLS/i.test(code)) return { errorClass: 'tls', error: message };
+  return { errorClass: 'network', error: message };
 }
 
 /**
- * One delivery attempt of one event: the stored body, freshly timestamped Standard Webhooks headers, 8 s to
- * answer 2xx, redirects not followed. The attempt is recorded whatever happens; the workflow decides what next.
+ * One delivery attempt of one event is two activities: sendAttempt (reads the event, sends it) and recordAttempt
+ * (writes what happened). The workflow holds the outcome between them, so a MongoDB outage after a send is waited
+ * out by recordAttempt's retries instead of sending the event again.
  */
-export function createWebhookActivities(deps: { store: SalesStore; allowPrivateTargets: boolean }) {
+export function createWebhookActivities(deps: { store: SalesStore; allowPrivateTargets: boolean; lookup?: LookupAll }) {
   const { store } = deps;
+
+  async function loadEvent(eventId: string): Promise<EventRecord> {
+    const event = await store.getEventAny(eventId);
+    // A missing event is not transient: retrying forever would hide the bug.
+    if (!event) throw ApplicationFailure.create({ nonRetryable: true, message: `event ${eventId} does not exist` });
+    return event;
+  }
+
   return {
-    async deliverAttempt(input: AttemptInput): Promise<AttemptResult> {
-      const event = (await store.getEventAny(input.eventId)) as EventRecord;
+    /**
+     * Sends the stored body with freshly timestamped Standard Webhooks headers to the address the guard checked
+     * (pinned: the name is resolved once), 8 s to answer 2xx, redirects not followed, the answer read up to 4 KB.
+     * HTTP failures are results, not errors: only reading MongoDB throws (and is retried).
+     */
+    async sendAttempt(input: AttemptInput): Promise<SendResult> {
+      const event = await loadEvent(input.eventId);
       const done = event.attempts.find((a) => a.key === input.key);
-      if (done) {
-        const outcome = done.errorClass === null ? 'delivered' : done.responseStatus === 410 ? 'gone' : 'failed';
-        return { outcome, number: done.number, responseStatus: done.responseStatus, errorClass: done.errorClass };
-      }
-      const seller = await store.getSeller(event.orgId);
-      const number = event.attempts.length + 1;
+      if (done) return { kind: 'done', result: resultOf(done) };
+      const webhook = (await store.getSeller(event.orgId))?.webhook;
+      // The event waits for an endpoint: the outbox sweep starts its delivery again once one is saved.
+      if (!webhook)
+        return { kind: 'done', result: { outcome: 'no_endpoint', number: 0, responseStatus: null, errorClass: null } };
+
       const at = new Date();
-      const nextAttemptAt = input.nextAttemptAt ? new Date(input.nextAttemptAt) : null;
-      const webhook = seller?.webhook;
-      if (!webhook) {
-        await store.setEventStatus(event._id, 'pending');
-        return { outcome: 'no_endpoint', number, responseStatus: null, errorClass: null };
-      }
-      const record = async (
-        a: Omit<AttemptRecord, 'number' | 'key' | 'trigger' | 'scheduledAt' | 'at' | 'nextAttemptAt'>,
-        result: AttemptResult['outcome'],
-      ) => {
-        const failedForGood = result === 'gone' || (result === 'failed' && input.final && input.trigger === 'auto');
-        const status = result === 'delivered' ? 'delivered' : failedForGood ? 'failed' : undefined;
-        const next = result === 'delivered' || result === 'gone' ? null : nextAttemptAt;
-        const scheduledAt = new Date(input.scheduledAt);
-        await store.recordAttempt(
-          event._id,
-          { number, key: input.key, trigger: input.trigger, scheduledAt, at, nextAttemptAt: next, ...a },
-          status,
-        );
-        return { outcome: result, number, responseStatus: a.responseStatus, errorClass: a.errorClass };
+      const sent = (
+        a: Pick<
+          AttemptRecord,
+          'durationMs' | 'responseStatus' | 'responseHeaders' | 'responseBody' | 'errorClass' | 'error'
+        >,
+        outcome: SentAttempt['outcome'],
+      ): SendResult => {
+        // A failed test event is failed at once: nothing retries it.
+        const failedForGood =
+          outcome === 'gone' ||
+          (outcome === 'failed' && (input.trigger === 'test' || (input.final && input.trigger === 'auto')));
+        return {
+          kind: 'sent',
+          eventId: event._id,
+          outcome,
+          status: outcome === 'delivered' ? 'delivered' : failedForGood ? 'failed' : null,
+          attempt: {
+            key: input.key,
+            trigger: input.trigger,
+            scheduledAt: input.scheduledAt,
+            at: at.toISOString(),
+            nextAttemptAt: outcome === 'failed' ? input.nextAttemptAt : null,
+            ...a,
+          },
+        };
       };
+      const nothing = { durationMs: 0, responseStatus: null, responseHeaders: {}, responseBody: '' };
 
       const url = new URL(webhook.url);
-      const blocked = deps.allowPrivateTargets ? undefined : await privateTargetReason(url);
-      if (blocked) {
-        return record(
-          {
-            durationMs: 0,
-            responseStatus: null,
-            responseHeaders: {},
-            responseBody: '',
-            errorClass: 'blocked',
-            error: `refused: ${blocked}`,
-          },
+      let target;
+      try {
+        target = await resolveTarget(url, { allowPrivate: deps.allowPrivateTargets, lookup: deps.lookup });
+      } catch (err) {
+        if (!(err instanceof OutboundTargetError)) throw err;
+        const errorClass = err.kind === 'unresolvable' ? 'dns' : 'blocked';
+        return sent(
+          { ...nothing, errorClass, error: errorClass === 'dns' ? err.reason : `refused: ${err.reason}` },
           'failed',
         );
       }
-      const now = new Date();
-      const secrets = webhook.secrets.filter((s) => !s.retiresAt || s.retiresAt > now).map((s) => s.value);
-      const timestamp = Math.floor(now.getTime() / 1000);
+      const secrets = webhook.secrets.filter((s) => !s.retiresAt || s.retiresAt > at).map((s) => s.value);
+      const timestamp = Math.floor(at.getTime() / 1000);
       const started = performance.now();
       try {
-        const res = await fetch(url, {
-          method: 'POST',
-          redirect: 'manual',
-          signal: AbortSignal.timeout(RECEIVER_TIMEOUT_MS),
+        const res = await postPinned(url, target, {
           headers: {
             'content-type': 'application/json',
             'user-agent': 'Slipway-Webhooks/1.0',
@@ -112,29 +148,47 @@ export function createWebhookActivities(deps: { store: SalesStore; allowPrivateT
           },
           body: event.body,
         });
-        const text = (await res.text()).slice(0, BODY_KEEP_BYTES);
-        const durationMs = Math.round(performance.now() - started);
-        const headers = Object.fromEntries(res.headers.entries());
         const ok = res.status >= 200 && res.status < 300;
         const errorClass = ok ? null : res.status < 400 ? 'http_3xx' : res.status < 500 ? 'http_4xx' : 'http_5xx';
-        return record(
+        return sent(
           {
-            durationMs,
+            durationMs: Math.round(performance.now() - started),
             responseStatus: res.status,
-            responseHeaders: headers,
-            responseBody: text,
+            responseHeaders: res.headers,
+            responseBody: res.body,
             errorClass,
             error: ok ? null : `HTTP ${res.status}`,
           },
           ok ? 'delivered' : res.status === 410 ? 'gone' : 'failed',
         );
       } catch (err) {
-        const durationMs = Math.round(performance.now() - started);
-        return record(
-          { durationMs, responseStatus: null, responseHeaders: {}, responseBody: '', ...classify(err) },
-          'failed',
-        );
+        return sent({ ...nothing, durationMs: Math.round(performance.now() - started), ...classify(err) }, 'failed');
       }
+    },
+
+    /**
+     * Appends the attempt once: a retry finds it by key. Reading then pushing is safe because one workflow (or one
+     * resend workflow) owns each key and runs its activities one at a time.
+     */
+    async recordAttempt(input: SentAttempt): Promise<AttemptResult> {
+      const event = await loadEvent(input.eventId);
+      const done = event.attempts.find((a) => a.key === input.attempt.key);
+      if (done) return resultOf(done);
+      const a = input.attempt;
+      const record: AttemptRecord = {
+        ...a,
+        number: event.attempts.length + 1,
+        scheduledAt: new Date(a.scheduledAt),
+        at: new Date(a.at),
+        nextAttemptAt: a.nextAttemptAt ? new Date(a.nextAttemptAt) : null,
+      };
+      await store.recordAttempt(event._id, record, input.status ?? undefined);
+      return {
+        outcome: input.outcome,
+        number: record.number,
+        responseStatus: a.responseStatus,
+        errorClass: a.errorClass,
+      };
     },
   };
 }

@@ -13,7 +13,7 @@ import { createLogger } from '../shared/logger';
 import { createS3Client } from '../shared/s3';
 import { createVault } from '../shared/secrets/vault';
 import { createDeploymentWorker } from './create-worker';
-import { ensureUploadExpirySchedule } from './schedules';
+import { ensureUploadExpirySchedule, ensureWebhookOutboxSchedule } from './schedules';
 import { ensureSearchAttributes } from './search-attributes';
 
 async function main() {
@@ -49,6 +49,11 @@ async function main() {
   await ensureUploadExpirySchedule(new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE }), {
     taskQueue: cfg.TEMPORAL_TASK_QUEUE,
     everyS: cfg.UPLOAD_EXPIRY_SWEEP_S,
+  });
+  await ensureWebhookOutboxSchedule(new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE }), {
+    taskQueue: cfg.TEMPORAL_TASK_QUEUE,
+    everyS: cfg.WEBHOOK_OUTBOX_SWEEP_S,
+    sweep: { retryDelaysS: cfg.WEBHOOK_RETRY_DELAYS_S, finalAttemptAfterS: cfg.WEBHOOK_FINAL_ATTEMPT_AFTER_S },
   });
   log.info({ taskQueue: worker.options.taskQueue }, 'worker polling');
   // Worker.run resolves after SIGINT/SIGTERM once in-flight tasks have drained.

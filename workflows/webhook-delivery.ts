@@ -1,11 +1,28 @@
-import { proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  ParentClosePolicy,
+  proxyActivities,
+  sleep,
+  startChild,
+  WorkflowIdReusePolicy,
+  workflowInfo,
+} from '@temporalio/workflow';
 
-import type { WebhookActivities } from '../activities/webhooks';
+import type { OutboxActivities } from '../activities/webhook-outbox';
+import type { AttemptInput, AttemptResult, WebhookActivities } from '../activities/webhooks';
+import { type OutboxSweepInput, webhookWorkflowId } from '../shared/sales/outbox';
 
-// One HTTP attempt takes at most 8 s; the activity retries only when recording the attempt itself fails.
-const { deliverAttempt } = proxyActivities<WebhookActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { maximumAttempts: 5, maximumInterval: '10 seconds' },
+// No maximumAttempts: an activity fails only when MongoDB cannot be read or written (HTTP failures are results),
+// and a delivery must outlive an outage of any length rather than give up on the event.
+const untilTheDatabaseAnswers = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' };
+const { sendAttempt, recordAttempt } = proxyActivities<WebhookActivities>({
+  // One HTTP attempt takes at most 8 s; the rest is reading the event (MongoDB's server selection gives up in 5 s).
+  startToCloseTimeout: '1 minute',
+  retry: untilTheDatabaseAnswers,
+});
+const { readOutbox } = proxyActivities<OutboxActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: untilTheDatabaseAnswers,
 });
 
 export interface WebhookDeliveryInput {
@@ -15,9 +32,18 @@ export interface WebhookDeliveryInput {
   finalAttemptAfterS: number;
 }
 
+/** Send, then record: the outcome is held by the workflow in between, so a lost write never re-sends. */
+async function attempt(input: AttemptInput): Promise<AttemptResult> {
+  const sent = await sendAttempt(input);
+  if (sent.kind === 'done') return sent.result;
+  const { kind: _kind, ...toRecord } = sent;
+  return recordAttempt(toRecord);
+}
+
 /**
  * Delivers one event to the seller's endpoint: at once, then after each retry delay, then once more a day
- * after the first attempt. A 2xx ends it delivered; 410 Gone ends the retries.
+ * after the first attempt. A 2xx ends it delivered; 410 Gone ends the retries. Without an endpoint it ends
+ * `no_endpoint` and the event stays pending for the outbox sweep.
  */
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<string> {
   const first = Date.now();
@@ -27,7 +53,7 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
     const delay = plan[i];
     const last = delay === undefined && Date.now() >= finalAt - 1;
     const nextAt = delay !== undefined ? Date.now() + delay : last ? null : finalAt;
-    const result = await deliverAttempt({
+    const result = await attempt({
       eventId: input.eventId,
       trigger: 'auto',
       nextAttemptAt: nextAt === null ? null : new Date(nextAt).toISOString(),
@@ -43,7 +69,7 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
 
 /** One manual attempt now (resend from the deliveries log), beside whatever schedule is still running. */
 export async function webhookResendWorkflow(input: { eventId: string; trigger: 'manual' | 'test' }): Promise<string> {
-  const result = await deliverAttempt({
+  const result = await attempt({
     eventId: input.eventId,
     trigger: input.trigger,
     nextAttemptAt: null,
@@ -52,4 +78,35 @@ export async function webhookResendWorkflow(input: { eventId: string; trigger: '
     key: workflowInfo().workflowId,
   });
   return result.outcome;
+}
+
+/**
+ * Run by the webhook-outbox schedule: (re)starts the delivery workflow of every pending event whose seller has an
+ * endpoint. One already running answers "already started" and is left alone; one that ended without an endpoint
+ * starts again (its recorded attempts are found by key, never sent twice).
+ */
+export async function webhookOutboxWorkflow(input: OutboxSweepInput): Promise<{ started: number; expired: number }> {
+  let started = 0;
+  let expired = 0;
+  let after = null;
+  do {
+    const page: Awaited<ReturnType<typeof readOutbox>> = await readOutbox({ windowS: input.finalAttemptAfterS, after });
+    expired += page.expired;
+    const starts = page.toStart.map(async (eventId) => {
+      try {
+        await startChild(webhookDeliveryWorkflow, {
+          workflowId: webhookWorkflowId(eventId),
+          args: [{ eventId, retryDelaysS: input.retryDelaysS, finalAttemptAfterS: input.finalAttemptAfterS }],
+          parentClosePolicy: ParentClosePolicy.ABANDON,
+          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+        });
+        started++;
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
+    });
+    await Promise.all(starts);
+    after = page.next;
+  } while (after);
+  return { started, expired };
 }

@@ -1,10 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
-import type { Client } from '@temporalio/client';
+import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { WorkflowIdReusePolicy } from '@temporalio/common';
+import { v5 as uuidv5 } from 'uuid';
 
 import type { Config } from '../../shared/config';
+import { isDuplicateKey } from '../../shared/db/mongo';
 import type {
-  EventRecord,
   EventType,
   ProductRecord,
   SaleRecord,
@@ -14,11 +16,20 @@ import type {
 } from '../../shared/db/sales-store';
 import { AppError } from '../../shared/errors';
 import { privateTargetReason } from '../../shared/net-guard';
+import { webhookOutboxScheduleId, webhookWorkflowId } from '../../shared/sales/outbox';
 import { hashToken } from '../../shared/tokens';
 import type { WebhookDeliveryInput } from '../../workflows';
 
 /** A replaced signing secret keeps signing the Standard Webhooks header this long (rotation overlap). */
 const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+/**
+ * How long recording an event waits for Temporal to take its delivery workflow; past it the outbox sweep starts it
+ * (shared/sales/outbox.ts), so a Temporal outage slows no request down for longer.
+ */
+const START_WAIT_MS = 5000;
+/** Namespace of IDs derived from a caller's requestId and from a sale: retries find the same records. */
+const SALES_ID_NAMESPACE = '3b0f6c2e-5d7a-4f9b-8e21-6a4c9d0b7f13';
+const derivedId = (name: string) => uuidv5(name, SALES_ID_NAMESPACE);
 const notFound = (what: string, id: string) =>
   new AppError('INVALID_REQUEST', `No ${what} ${id} in this organisation.`, {}, 404);
 
@@ -34,7 +45,7 @@ export interface Entitlement {
   currentPeriodEnd?: string;
 }
 
-export const webhookWorkflowId = (eventId: string) => `webhook/${eventId}`;
+export { webhookWorkflowId } from '../../shared/sales/outbox';
 
 function addInterval(from: Date, interval: 'month' | 'year'): Date {
   const d = new Date(from);
@@ -48,7 +59,11 @@ export function createSalesService(deps: {
   temporal: Client;
   config: Pick<
     Config,
-    'TEMPORAL_TASK_QUEUE' | 'WEBHOOK_RETRY_DELAYS_S' | 'WEBHOOK_FINAL_ATTEMPT_AFTER_S' | 'ALLOW_PRIVATE_WEBHOOK_TARGETS'
+    | 'TEMPORAL_TASK_QUEUE'
+    | 'WEBHOOK_RETRY_DELAYS_S'
+    | 'WEBHOOK_FINAL_ATTEMPT_AFTER_S'
+    | 'ALLOW_PRIVATE_WEBHOOK_TARGETS'
+    | 'SALES_ATTEMPT_WAIT_MS'
   >;
 }) {
   const { store, temporal, config } = deps;
@@ -93,10 +108,14 @@ export function createSalesService(deps: {
     });
   }
 
-  async function emit(orgId: string, type: EventType, build: (id: string, at: Date) => string): Promise<EventRecord> {
-    const id = randomUUID();
+  /**
+   * Records the event (the outbox row) under an ID derived from what caused it, then asks Temporal for its delivery.
+   * That start is best effort and bounded: the event is recorded, so the outbox sweep delivers it whatever happens
+   * here (no endpoint yet, Temporal unreachable, the api dying now).
+   */
+  async function emit(orgId: string, type: EventType, id: string, build: (id: string, at: Date) => string) {
     const createdAt = new Date();
-    const event: EventRecord = {
+    await store.ensureEvent({
       _id: id,
       orgId,
       type,
@@ -104,22 +123,80 @@ export function createSalesService(deps: {
       createdAt,
       status: 'pending',
       attempts: [],
+    });
+    if (!(await store.getSeller(orgId))?.webhook) return id;
+    const input: WebhookDeliveryInput = {
+      eventId: id,
+      retryDelaysS: config.WEBHOOK_RETRY_DELAYS_S,
+      finalAttemptAfterS: config.WEBHOOK_FINAL_ATTEMPT_AFTER_S,
     };
-    await store.insertEvent(event);
-    const seller = await store.getSeller(orgId);
-    if (seller?.webhook) {
-      const input: WebhookDeliveryInput = {
-        eventId: id,
-        retryDelaysS: config.WEBHOOK_RETRY_DELAYS_S,
-        finalAttemptAfterS: config.WEBHOOK_FINAL_ATTEMPT_AFTER_S,
-      };
-      await temporal.workflow.start('webhookDeliveryWorkflow', {
-        taskQueue: config.TEMPORAL_TASK_QUEUE,
-        workflowId: webhookWorkflowId(id),
-        args: [input],
-      });
+    try {
+      await temporal.withDeadline(Date.now() + START_WAIT_MS, () =>
+        temporal.workflow.start('webhookDeliveryWorkflow', {
+          taskQueue: config.TEMPORAL_TASK_QUEUE,
+          workflowId: webhookWorkflowId(id),
+          // A finished delivery is never run again from here (a retried request); only the outbox restarts one.
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          args: [input],
+        }),
+      );
+    } catch {
+      // Already started (a retried request), or Temporal did not answer in time: the outbox sweep owns it now.
     }
-    return event;
+    return id;
+  }
+
+  /**
+   * Starts a one-attempt workflow and waits for its outcome at most SALES_ATTEMPT_WAIT_MS: with no worker polling,
+   * the request answers `queued` and the attempt runs when a worker comes (Temporal holds it).
+   */
+  async function attemptNow(workflowId: string, args: { eventId: string; trigger: 'manual' | 'test' }) {
+    const signal = AbortSignal.timeout(config.SALES_ATTEMPT_WAIT_MS);
+    let handle;
+    try {
+      handle = await temporal.withAbortSignal(signal, () =>
+        temporal.workflow.start('webhookResendWorkflow', {
+          taskQueue: config.TEMPORAL_TASK_QUEUE,
+          workflowId,
+          args: [args],
+        }),
+      );
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return { outcome: 'queued' as const };
+      throw new AppError(
+        'INTERNAL_ERROR',
+        'The attempt could not be queued (the workflow service did not answer); retry in a minute.',
+      );
+    }
+    try {
+      return { outcome: (await temporal.withAbortSignal(signal, () => handle.result())) as string };
+    } catch (err) {
+      if (signal.aborted) return { outcome: 'queued' as const };
+      throw err;
+    }
+  }
+
+  /** Everything a recorded sale implies, each under an ID derived from the sale: safe to run again. */
+  async function completeSale(sale: SaleRecord, product: ProductRecord) {
+    let subscription: SubscriptionRecord | null = null;
+    if (sale.subscriptionId) {
+      subscription = {
+        _id: sale.subscriptionId,
+        orgId: sale.orgId,
+        saleId: sale._id,
+        productId: product._id,
+        buyerEmailLower: sale.buyer.emailLower,
+        status: 'active',
+        currentPeriodEnd: addInterval(sale.createdAt, product.interval ?? 'month'),
+        createdAt: sale.createdAt,
+        updatedAt: sale.createdAt,
+      };
+      await store.ensureSubscription(subscription);
+    }
+    const eventId = await emit(sale.orgId, 'sale.completed', derivedId(`${sale._id}:sale.completed`), (eid, at) =>
+      payload(eid, 'sale.completed', at, sale, product, subscription),
+    );
+    return { saleId: sale._id, eventId, ...(subscription ? { subscriptionId: subscription._id } : {}) };
   }
 
   async function saleContext(orgId: string, saleId: string) {
@@ -133,6 +210,7 @@ export function createSalesService(deps: {
   return {
     /** Saves the endpoint and returns a new signing secret once; the old one overlaps for 24 h unless rotated at once. */
     async setWebhook(orgId: string, input: { url: string; rotateImmediately?: boolean }) {
+      const hadEndpoint = Boolean((await store.getSeller(orgId))?.webhook);
       const url = new URL(input.url);
       await checkTarget(url);
       const now = new Date();
@@ -144,6 +222,14 @@ export function createSalesService(deps: {
             .filter((s) => !s.retiresAt || s.retiresAt > now)
             .map((s) => ({ ...s, retiresAt: s.retiresAt ?? new Date(now.getTime() + ROTATION_OVERLAP_MS) }));
       await store.setWebhook(orgId, { url: url.toString(), secrets: [{ value: secret, createdAt: now }, ...kept] });
+      // Events recorded while there was no endpoint are waiting: sweep now rather than at the next interval.
+      if (!hadEndpoint) {
+        await temporal
+          .withDeadline(Date.now() + START_WAIT_MS, () =>
+            temporal.schedule.getHandle(webhookOutboxScheduleId(config.TEMPORAL_TASK_QUEUE)).trigger(),
+          )
+          .catch(() => undefined);
+      }
       return { url: url.toString(), secret };
     },
 
@@ -178,7 +264,11 @@ export function createSalesService(deps: {
       return product;
     },
 
-    /** Records a paid sale (and its subscription), then emits sale.completed. */
+    /**
+     * Records a paid sale (and its subscription), then emits sale.completed. With a requestId the sale's ID is
+     * derived from it: a retried request collides on the unique `_id`, finishes whatever the first left undone, and
+     * answers DUPLICATE_REQUEST naming the first sale.
+     */
     async recordSale(
       orgId: string,
       input: {
@@ -188,14 +278,15 @@ export function createSalesService(deps: {
         amount: number;
         currency: string;
         salesCode?: string;
+        requestId?: string;
       },
     ) {
       const product = await store.getProduct(orgId, input.productId);
       if (!product)
         throw new AppError('INVALID_REQUEST', `Unknown productId ${input.productId}; create the product first.`);
-      const now = new Date();
+      const id = input.requestId ? derivedId(`${orgId}:${input.requestId}`) : randomUUID();
       const sale: SaleRecord = {
-        _id: randomUUID(),
+        _id: id,
         orgId,
         productId: product._id,
         buyer: { email: input.buyer.email, emailLower: input.buyer.email.toLowerCase(), name: input.buyer.name },
@@ -203,40 +294,34 @@ export function createSalesService(deps: {
         amount: input.amount,
         currency: input.currency.toUpperCase(),
         salesCode: input.salesCode ?? '',
-        createdAt: now,
+        ...(product.billingType === 'SUBSCRIPTION' ? { subscriptionId: derivedId(`${id}:subscription`) } : {}),
+        ...(input.requestId ? { requestId: input.requestId } : {}),
+        createdAt: new Date(),
       };
-      let subscription: SubscriptionRecord | null = null;
-      if (product.billingType === 'SUBSCRIPTION') {
-        subscription = {
-          _id: randomUUID(),
-          orgId,
-          saleId: sale._id,
-          productId: product._id,
-          buyerEmailLower: sale.buyer.emailLower,
-          status: 'active',
-          currentPeriodEnd: addInterval(now, product.interval ?? 'month'),
-          createdAt: now,
-          updatedAt: now,
-        };
-        sale.subscriptionId = subscription._id;
-        await store.insertSubscription(subscription);
+      try {
+        await store.insertSale(sale);
+      } catch (err) {
+        if (!(input.requestId && isDuplicateKey(err))) throw err;
+        const first = (await store.getSale(orgId, id))!;
+        const done = await completeSale(first, (await store.getProduct(orgId, first.productId))!);
+        throw new AppError(
+          'DUPLICATE_REQUEST',
+          `requestId "${input.requestId}" was already used: it recorded sale ${done.saleId} (event ${done.eventId}); no second sale was recorded.`,
+          { requestId: input.requestId, ...done },
+        );
       }
-      await store.insertSale(sale);
-      const event = await emit(orgId, 'sale.completed', (id, at) =>
-        payload(id, 'sale.completed', at, sale, product, subscription),
-      );
-      return { saleId: sale._id, eventId: event._id, ...(subscription ? { subscriptionId: subscription._id } : {}) };
+      return completeSale(sale, product);
     },
 
+    /** A retried refund finds the sale refunded: its event (derived ID) is made sure of before saying so. */
     async refund(orgId: string, saleId: string) {
       const ctx = await saleContext(orgId, saleId);
-      if (!(await store.markRefunded(orgId, saleId, new Date()))) {
-        throw new AppError('INVALID_REQUEST', `Sale ${saleId} was already refunded.`);
-      }
-      const event = await emit(orgId, 'sale.refunded', (id, at) =>
+      const refunded = await store.markRefunded(orgId, saleId, new Date());
+      const eventId = await emit(orgId, 'sale.refunded', derivedId(`${saleId}:sale.refunded`), (id, at) =>
         payload(id, 'sale.refunded', at, ctx.sale, ctx.product, ctx.subscription),
       );
-      return { saleId, eventId: event._id };
+      if (!refunded) throw new AppError('INVALID_REQUEST', `Sale ${saleId} was already refunded (event ${eventId}).`);
+      return { saleId, eventId };
     },
 
     /** Changes a subscription; a status or renewal-date change emits subscription.updated. */
@@ -254,10 +339,10 @@ export function createSalesService(deps: {
       if (Object.keys(set).length === 0) return { subscriptionId: id, eventId: null };
       await store.updateSubscription(orgId, id, set);
       const ctx = await saleContext(orgId, sub.saleId);
-      const event = await emit(orgId, 'subscription.updated', (eid, at) =>
+      const eventId = await emit(orgId, 'subscription.updated', randomUUID(), (eid, at) =>
         payload(eid, 'subscription.updated', at, ctx.sale, ctx.product, ctx.subscription),
       );
-      return { subscriptionId: id, eventId: event._id };
+      return { subscriptionId: id, eventId };
     },
 
     /** A `test` event with a sample sale, sent once now. */
@@ -290,25 +375,19 @@ export function createSalesService(deps: {
         status: 'pending',
         attempts: [],
       });
-      const outcome = await temporal.workflow.execute('webhookResendWorkflow', {
-        taskQueue: config.TEMPORAL_TASK_QUEUE,
-        workflowId: `${webhookWorkflowId(id)}/test`,
-        args: [{ eventId: id, trigger: 'test' }],
-      });
+      const { outcome } = await attemptNow(`${webhookWorkflowId(id)}/test`, { eventId: id, trigger: 'test' });
       return { eventId: id, outcome };
     },
 
-    /** One new attempt now, same event ID and body; answers with that attempt. */
+    /** One new attempt now, same event ID and body; answers with that attempt, or `queued` when no worker took it. */
     async resend(orgId: string, eventId: string) {
       const event = await store.getEvent(orgId, eventId);
       if (!event) throw notFound('event', eventId);
-      const outcome = await temporal.workflow.execute('webhookResendWorkflow', {
-        taskQueue: config.TEMPORAL_TASK_QUEUE,
-        workflowId: `${webhookWorkflowId(eventId)}/manual-${event.attempts.length + 1}-${randomUUID().slice(0, 8)}`,
-        args: [{ eventId, trigger: 'manual' }],
-      });
+      const workflowId = `${webhookWorkflowId(eventId)}/manual-${event.attempts.length + 1}-${randomUUID().slice(0, 8)}`;
+      const { outcome } = await attemptNow(workflowId, { eventId, trigger: 'manual' });
+      if (outcome === 'queued') return { outcome, attempt: undefined };
       const after = (await store.getEvent(orgId, eventId))!;
-      return { outcome, attempt: after.attempts.at(-1) };
+      return { outcome, attempt: after.attempts.find((a) => a.key === workflowId) };
     },
 
     listDeliveries: (q: Parameters<SalesStore['listEvents']>[0]) => store.listEvents(q),

@@ -1,6 +1,6 @@
 import type { Db, Filter } from 'mongodb';
 
-import { ensureIndexesWithRetry, guard } from './mongo';
+import { ensureIndexesWithRetry, guard, isDuplicateKey } from './mongo';
 
 export type BillingType = 'ONE_TIME' | 'SUBSCRIPTION';
 export type SubscriptionStatus = 'active' | 'past_due' | 'canceled';
@@ -41,6 +41,8 @@ export interface SaleRecord {
   currency: string;
   salesCode: string;
   subscriptionId?: string;
+  /** The caller's idempotency key: the sale's `_id` is derived from it, so a retried request finds this one. */
+  requestId?: string;
   refundedAt?: Date;
   createdAt: Date;
 }
@@ -99,6 +101,8 @@ export function createSalesStore(db: Db) {
         await sales.createIndex({ orgId: 1, 'buyer.emailLower': 1 });
         await subscriptions.createIndex({ orgId: 1, buyerEmailLower: 1 });
         await events.createIndex({ orgId: 1, createdAt: -1 });
+        // The outbox sweep reads pending events oldest first.
+        await events.createIndex({ status: 1, createdAt: 1 });
       });
     },
     getSeller: (orgId: string) => guard('sellers.get', () => sellers.findOne({ _id: orgId })),
@@ -143,6 +147,63 @@ export function createSalesStore(db: Db) {
       guard('subscriptions.byIds', () => subscriptions.find({ orgId, _id: { $in: ids } }).toArray()),
 
     insertEvent: (e: EventRecord) => guard('events.insert', () => events.insertOne(e)),
+    /** Inserts an event unless one with its (deterministic) `_id` exists: finishing a request that died half-way. */
+    async ensureEvent(e: EventRecord): Promise<void> {
+      try {
+        await guard('events.insert', () => events.insertOne(e));
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+    },
+    async ensureSubscription(s: SubscriptionRecord): Promise<void> {
+      try {
+        await guard('subscriptions.insert', () => subscriptions.insertOne(s));
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+    },
+    /** Pending events created since `since`, oldest first, after the cursor (the outbox sweep pages with it). */
+    pendingEventsSince: (since: Date, after: { createdAt: Date; id: string } | null, limit: number) =>
+      guard('events.pending', () =>
+        events
+          .find(
+            {
+              status: 'pending',
+              type: { $ne: 'test' },
+              createdAt: { $gte: since },
+              ...(after
+                ? {
+                    $or: [
+                      { createdAt: { $gt: after.createdAt } },
+                      { createdAt: after.createdAt, _id: { $gt: after.id } },
+                    ],
+                  }
+                : {}),
+            },
+            { projection: { _id: 1, orgId: 1, createdAt: 1 } },
+          )
+          .sort({ createdAt: 1, _id: 1 })
+          .limit(limit)
+          .toArray(),
+      ),
+    /** Pending events older than `before` that were never attempted: the outbox gives up on them. */
+    unattemptedBefore: async (before: Date, limit: number) =>
+      (
+        await guard('events.stale', () =>
+          events
+            .find({ status: 'pending', createdAt: { $lt: before } }, { projection: { _id: 1, attempts: 1 } })
+            .limit(limit)
+            .toArray(),
+        )
+      )
+        .filter((e) => e.attempts.length === 0)
+        .map((e) => e._id),
+    sellersWithWebhook: async (orgIds: string[]) =>
+      (
+        await guard('sellers.withWebhook', () =>
+          sellers.find({ _id: { $in: orgIds }, webhook: { $exists: true } }, { projection: { _id: 1 } }).toArray(),
+        )
+      ).map((s) => s._id),
     getEvent: (orgId: string, id: string) => guard('events.get', () => events.findOne({ _id: id, orgId })),
     getEventAny: (id: string) => guard('events.getAny', () => events.findOne({ _id: id })),
     async recordAttempt(id: string, attempt: AttemptRecord, status?: DeliveryStatus) {
@@ -152,6 +213,11 @@ export function createSalesStore(db: Db) {
     },
     setEventStatus: (id: string, status: DeliveryStatus) =>
       guard('events.setStatus', () => events.updateOne({ _id: id }, { $set: { status } })),
+    /** Only a still-pending event changes; one delivered meanwhile keeps its status. */
+    failPending: (id: string) =>
+      guard('events.failPending', () =>
+        events.updateOne({ _id: id, status: 'pending' }, { $set: { status: 'failed' } }),
+      ),
     async listEvents(q: {
       orgId: string;
       status?: DeliveryStatus;

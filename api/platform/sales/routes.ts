@@ -5,18 +5,32 @@ import type { Permission } from '../../../shared/permissions';
 import { principalOf } from '../../middleware/auth';
 import { route, type RouteDef } from '../../routes';
 import type { SalesService } from '../../sales/service';
+import { success } from '../tokens/schemas';
 import {
+  ApiKeyCreated,
   CreateProductRequest,
+  Delivery,
+  DeliveryList,
   DeliveriesQuery,
   EventIdParams,
   IdParams,
+  Product,
   RecordSaleRequest,
+  ResendResult,
+  SaleRecorded,
+  SaleRefunded,
   SaleIdParams,
   SetWebhookRequest,
+  SubscriptionUpdated,
+  TestEventResult,
   UpdateSubscriptionRequest,
+  WebhookSaved,
+  WebhookSettings,
 } from './schemas';
 
 const ok = (res: Parameters<RequestHandler>[1], data: unknown): void => void res.json({ status: 'success', data });
+const QUEUED =
+  'No worker took the attempt within the wait; it stays queued and is sent when a worker runs (see the deliveries log).';
 
 const deliveryView = (e: EventRecord, withAttempts: boolean) => ({
   eventId: e._id,
@@ -51,7 +65,7 @@ export function salesRoutes(deps: { sales: SalesService; can: (p: Permission) =>
       tags,
       request: { body: SetWebhookRequest },
       before,
-      responses: { 200: { description: 'data.url and data.secret (shown once)' } },
+      responses: { 200: { description: 'data.url and data.secret (shown once)', schema: success(WebhookSaved) } },
       handler: async ({ body }, req, res) => ok(res, await sales.setWebhook(org(req), body)),
     }),
     route({
@@ -61,7 +75,7 @@ export function salesRoutes(deps: { sales: SalesService; can: (p: Permission) =>
       tags,
       request: {},
       before,
-      responses: { 200: { description: 'data.url, data.secret (masked)' } },
+      responses: { 200: { description: 'data.url, data.secret (masked)', schema: success(WebhookSettings) } },
       handler: async (_i, req, res) => ok(res, await sales.getWebhook(org(req))),
     }),
     route({
@@ -71,8 +85,18 @@ export function salesRoutes(deps: { sales: SalesService; can: (p: Permission) =>
       tags,
       request: {},
       before,
-      responses: { 200: { description: 'data.eventId and the outcome of the attempt' } },
-      handler: async (_i, req, res) => ok(res, await sales.sendTest(org(req))),
+      responses: {
+        200: { description: 'data.eventId and the outcome of the attempt', schema: success(TestEventResult) },
+        202: {
+          description: 'No worker took the attempt in time: data.outcome is queued; it is sent when one does',
+          schema: success(TestEventResult),
+        },
+      },
+      handler: async (_i, req, res) => {
+        const r = await sales.sendTest(org(req));
+        if (r.outcome === 'queued') res.status(202);
+        ok(res, { ...r, ...(r.outcome === 'queued' ? { message: QUEUED } : {}) });
+      },
     }),
     route({
       method: 'post',
@@ -81,7 +105,7 @@ export function salesRoutes(deps: { sales: SalesService; can: (p: Permission) =>
       tags,
       request: {},
       before,
-      responses: { 200: { description: 'data.apiKey' } },
+      responses: { 200: { description: 'data.apiKey', schema: success(ApiKeyCreated) } },
       handler: async (_i, req, res) => ok(res, await sales.createApiKey(org(req))),
     }),
     route({
@@ -104,7 +128,7 @@ export function salesRoutes(deps: { sales: SalesService; can: (p: Permission) =>
       tags,
       request: { body: CreateProductRequest },
       before,
-      responses: { 200: { description: 'The product' } },
+      responses: { 200: { description: 'The product', schema: success(Product) } },
       handler: async ({ body }, req, res) => {
         const p = await sales.createProduct(org(req), body);
         ok(res, {
@@ -124,7 +148,13 @@ export function salesRoutes(deps: { sales: SalesService; can: (p: Permission) =>
       tags,
       request: { body: RecordSaleRequest },
       before,
-      responses: { 200: { description: 'data.saleId, data.eventId, data.subscriptionId for subscriptions' } },
+      responses: {
+        200: {
+          description: 'data.saleId, data.eventId, data.subscriptionId for subscriptions',
+          schema: success(SaleRecorded),
+        },
+        409: { description: 'requestId already used: the message names the first sale; nothing new was recorded' },
+      },
       handler: async ({ body }, req, res) => ok(res, await sales.recordSale(org(req), body)),
     }),
     route({
@@ -134,7 +164,7 @@ export function salesRoutes(deps: { sales: SalesService; can: (p: Permission) =>
       tags,
       request: { params: SaleIdParams },
       before,
-      responses: { 200: { description: 'data.saleId, data.eventId' } },
+      responses: { 200: { description: 'data.saleId, data.eventId', schema: success(SaleRefunded) } },
       handler: async ({ params }, req, res) => ok(res, await sales.refund(org(req), params.saleId)),
     }),
     route({
@@ -144,7 +174,10 @@ export function salesRoutes(deps: { sales: SalesService; can: (p: Permission) =>
       tags,
       request: { params: IdParams, body: UpdateSubscriptionRequest },
       before,
-      responses: { 200: { description: 'data.subscriptionId, data.eventId (null when nothing changed)' } },
+      responses: { 200: {
+          description: 'data.subscriptionId, data.eventId (null when nothing changed)',
+          schema: success(SubscriptionUpdated),
+        }, },
       handler: async ({ params, body }, req, res) => ok(res, await sales.updateSubscription(org(req), params.id, body)),
     }),
     route({
@@ -154,7 +187,7 @@ export function salesRoutes(deps: { sales: SalesService; can: (p: Permission) =>
       tags,
       request: { query: DeliveriesQuery },
       before,
-      responses: { 200: { description: 'data.deliveries, data.total' } },
+      responses: { 200: { description: 'data.deliveries, data.total', schema: success(DeliveryList) } },
       handler: async ({ query }, req, res) => {
         const { items, total } = await sales.listDeliveries({
           orgId: org(req),
@@ -176,7 +209,7 @@ export function salesRoutes(deps: { sales: SalesService; can: (p: Permission) =>
       tags,
       request: { params: EventIdParams },
       before,
-      responses: { 200: { description: 'The delivery' } },
+      responses: { 200: { description: 'The delivery', schema: success(Delivery) } },
       handler: async ({ params }, req, res) =>
         ok(res, deliveryView(await sales.getDelivery(org(req), params.eventId), true)),
     }),
@@ -187,12 +220,27 @@ export function salesRoutes(deps: { sales: SalesService; can: (p: Permission) =>
       tags,
       request: { params: EventIdParams },
       before,
-      responses: { 200: { description: 'data.outcome and data.attempt' } },
+      responses: {
+        200: { description: 'data.outcome and data.attempt', schema: success(ResendResult) },
+        202: {
+          description: 'No worker took the attempt in time: data.outcome is queued; it is sent when one does',
+          schema: success(ResendResult),
+        },
+      },
       handler: async ({ params }, req, res) => {
         const r = await sales.resend(org(req), params.eventId);
+        if (r.outcome === 'queued') res.status(202);
         ok(res, {
           outcome: r.outcome,
-          attempt: r.attempt ? { ...r.attempt, at: r.attempt.at.toISOString(), nextAttemptAt: null } : null,
+          attempt: r.attempt
+            ? {
+                ...r.attempt,
+                scheduledAt: r.attempt.scheduledAt.toISOString(),
+                at: r.attempt.at.toISOString(),
+                nextAttemptAt: null,
+              }
+            : null,
+          ...(r.outcome === 'queued' ? { message: QUEUED } : {}),
         });
       },
     }),

@@ -32,6 +32,10 @@ export const RecordSaleRequest = z
     amount: z.number().nonnegative(),
     currency,
     salesCode: z.string().max(100).optional(),
+    requestId: z.string().min(1).max(200).optional().meta({
+      description:
+        'Idempotency key: reusing it answers 409 DUPLICATE_REQUEST naming the first sale, and records no second sale',
+    }),
   })
   .strict()
   .meta({ id: 'RecordSaleRequest' });
@@ -60,3 +64,103 @@ export const DeliveriesQuery = z
   .strict();
 
 export const EntitlementsQuery = z.object({ email: z.email('an e-mail address') });
+
+// Responses (the `data` of each route's {status: "success", data}); fields beyond these may be added later.
+
+const iso = z.iso.datetime();
+
+export const WebhookSaved = z
+  .object({
+    url: z.string(),
+    secret: z.string().meta({ description: 'The signing secret; shown only here' }),
+  })
+  .meta({ id: 'WebhookSaved' });
+
+export const WebhookSettings = z
+  .object({
+    url: z.string().nullable(),
+    secret: z.string().nullable().meta({ description: 'Masked' }),
+    previousSecretsValidUntil: z.array(iso),
+  })
+  .meta({ id: 'WebhookSettings' });
+
+const outcome = z.string().meta({ description: 'What the attempt got (e.g. delivered, failed), or queued' });
+const queuedMessage = z.string().optional().meta({ description: 'Set when outcome is queued' });
+
+export const TestEventResult = z
+  .object({ eventId: z.string(), outcome, message: queuedMessage })
+  .meta({ id: 'TestEventResult' });
+
+export const ApiKeyCreated = z
+  .object({ apiKey: z.string().meta({ description: 'The seller API key; shown only here' }) })
+  .meta({ id: 'ApiKeyCreated' });
+
+export const Product = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    billingType: z.enum(['ONE_TIME', 'SUBSCRIPTION']),
+    price: z.number(),
+    currency: z.string(),
+    interval: z.enum(['month', 'year']).nullable(),
+  })
+  .meta({ id: 'Product' });
+
+export const SaleRecorded = z
+  .object({ saleId: z.string(), eventId: z.string(), subscriptionId: z.string().optional() })
+  .meta({ id: 'SaleRecorded' });
+
+export const SaleRefunded = z.object({ saleId: z.string(), eventId: z.string() }).meta({ id: 'SaleRefunded' });
+
+export const SubscriptionUpdated = z
+  .object({ subscriptionId: z.string(), eventId: z.string().nullable() })
+  .meta({ id: 'SubscriptionUpdated' });
+
+const EVENT_TYPES = ['sale.completed', 'sale.refunded', 'subscription.updated', 'test'] as const;
+
+export const DeliveryAttempt = z
+  .object({
+    number: z.number().int(),
+    key: z.string(),
+    trigger: z.enum(['auto', 'manual', 'test']),
+    scheduledAt: iso,
+    at: iso,
+    durationMs: z.number(),
+    responseStatus: z.number().int().nullable(),
+    responseHeaders: z.record(z.string(), z.string()),
+    responseBody: z.string(),
+    errorClass: z.string().nullable(),
+    error: z.string().nullable(),
+    nextAttemptAt: iso.nullable(),
+  })
+  .meta({ id: 'DeliveryAttempt' });
+
+const deliverySummary = {
+  eventId: z.string(),
+  type: z.enum(EVENT_TYPES),
+  status: z.enum(['pending', 'delivered', 'failed']),
+  createdAt: iso,
+  attemptCount: z.number().int(),
+  lastAttemptAt: iso.nullable(),
+};
+
+export const DeliveryList = z
+  .object({
+    deliveries: z.array(z.object(deliverySummary)),
+    total: z.number().int(),
+    limit: z.number().int(),
+    offset: z.number().int(),
+  })
+  .meta({ id: 'DeliveryList' });
+
+export const Delivery = z
+  .object({
+    ...deliverySummary,
+    body: z.record(z.string(), z.unknown()).meta({ description: 'The event exactly as sent' }),
+    attempts: z.array(DeliveryAttempt),
+  })
+  .meta({ id: 'Delivery' });
+
+export const ResendResult = z
+  .object({ outcome, attempt: DeliveryAttempt.nullable(), message: queuedMessage })
+  .meta({ id: 'ResendResult' });

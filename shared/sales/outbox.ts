@@ -1,0 +1,19 @@
+/**
+ * The sales outbox: every recorded event is delivered. The api starts an event's `webhook/<eventId>` workflow
+ * when it records the event (best effort, bounded); a Temporal schedule sweeps the events still `pending` and
+ * starts the workflows that never started, or that ended without an endpoint (idempotent by workflow ID).
+ *
+ * An event recorded while the seller has no webhook URL waits, `pending`, for one: saving an endpoint triggers a
+ * sweep at once, and the event is then delivered on the normal retry schedule. It waits for at most the retry
+ * window (WEBHOOK_FINAL_ATTEMPT_AFTER_S after it was recorded); an event never attempted within it is marked
+ * `failed` (it can still be resent from the deliveries log).
+ */
+export const webhookOutboxScheduleId = (taskQueue: string) => `webhook-outbox/${taskQueue}`;
+
+export const webhookWorkflowId = (eventId: string) => `webhook/${eventId}`;
+
+export interface OutboxSweepInput {
+  /** Handed to each delivery workflow the sweep starts (the same config table the api uses). */
+  retryDelaysS: number[];
+  finalAttemptAfterS: number;
+}
