@@ -27,8 +27,9 @@ const plainRunner: PartsRunner = (jobs) =>
   Promise.allSettled(jobs.map((job) => job.start((line) => console.log(`[${job.name}] ${line}`))));
 
 /**
- * Starts every part whose variable is unset, concurrently. When one fails, the others that did start
- * are stopped again before the error propagates: a failed start leaves nothing running.
+ * Starts every part whose variable is unset, concurrently. The first part to fail stops the others' builds and
+ * waits (a port taken must not wait out a ten-minute build elsewhere), and whatever did start is stopped again
+ * before that first error propagates: a failed start leaves nothing running.
  */
 export async function startStack(opts: {
   dataDir: string;
@@ -41,17 +42,20 @@ export async function startStack(opts: {
 }): Promise<Stack> {
   await fs.mkdir(opts.dataDir, { recursive: true });
   const run = opts.run ?? plainRunner;
+  const failFast = new AbortController();
+  const signal = opts.signal ? AbortSignal.any([opts.signal, failFast.signal]) : failFast.signal;
+  let firstFailure: { reason: unknown } | undefined;
   const results = await run(
     (opts.parts ?? ALL_PARTS).map((part) => ({
       name: part.name,
       start: (progress: (line: string) => void) =>
-        part.start({
-          dataDir: opts.dataDir,
-          ports: opts.ports,
-          headless: opts.headless ?? false,
-          progress,
-          signal: opts.signal,
-        }),
+        part
+          .start({ dataDir: opts.dataDir, ports: opts.ports, headless: opts.headless ?? false, progress, signal })
+          .catch((reason: unknown) => {
+            firstFailure ??= { reason };
+            failFast.abort();
+            throw reason;
+          }),
     })),
   );
   const ok = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
@@ -60,10 +64,9 @@ export async function startStack(opts: {
     // Reverse order of start; each stop only signals the process this run spawned.
     await Promise.all(started.reverse().map((p) => p.stop()));
   };
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed || opts.signal?.aborted) {
+  if (firstFailure || opts.signal?.aborted) {
     await stop();
-    throw failed?.reason ?? new StackError('start-up was interrupted');
+    throw firstFailure?.reason ?? new StackError('start-up was interrupted');
   }
   return {
     env: Object.assign({}, ...ok.map((r) => r.env)) as Record<string, string>,

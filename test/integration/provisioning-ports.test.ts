@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { startStack } from '../../scripts/stack';
-import { redis, temporal } from '../../scripts/stack/parts';
+import { type Part, redis, temporal } from '../../scripts/stack/parts';
 import { ensurePortFree } from '../../scripts/stack/ports';
 import { freePort } from '../../scripts/stack/process';
 import { StackError } from '../../scripts/stack/stack-error';
@@ -69,6 +69,27 @@ describe('a default port held by another program', () => {
     );
     expect(other.connections()).toBe(0);
     expect(fs.existsSync(path.join(dataDir, 'redis'))).toBe(false);
+  });
+
+  it('stops the other parts at once instead of letting them build or wait on', async () => {
+    process.env.SLIPWAY_REDIS_PORT = String(other.port);
+    let stoppedEarly = false;
+    // Stands for a part in the middle of a ten-minute tool build: it ends only when told to stop.
+    const building: Part = {
+      name: 'building',
+      start: (ctx) =>
+        new Promise((_resolve, reject) =>
+          ctx.signal?.addEventListener('abort', () => {
+            stoppedEarly = true;
+            reject(new StackError('building stopped: start-up was interrupted'));
+          }),
+        ),
+    };
+
+    await expect(startStack({ dataDir, ports: 'default', parts: [building, redis] })).rejects.toThrow(
+      `port ${other.port} (Redis) is taken by another program; set SLIPWAY_REDIS_PORT to a free port or stop that program`,
+    );
+    expect(stoppedEarly).toBe(true);
   });
 
   it("refuses the Temporal Web UI's port before building or starting anything", async () => {
