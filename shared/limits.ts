@@ -56,6 +56,10 @@ export function limitRules(
     },
     /** Entitlement lookup: 120 per minute per seller API key (a rotated key starts a fresh budget). */
     entitlements: { name: 'entitlements', points: cfg.RATE_LIMIT_ENTITLEMENTS_PER_MIN, durationS: 60, per: 'key' },
+    /** MCP: 300 requests per 5 minutes per token (for the MCP endpoint; not mounted yet). */
+    mcp: { name: 'mcp', points: 300, durationS: 300, per: 'token' },
+    /** Custom domain verification: 3 per 5 minutes per user (for the domains API; not mounted yet). */
+    domainVerification: { name: 'domain-verification', points: 3, durationS: 300, per: 'user' },
   } satisfies Record<string, LimitRule>;
 }
 
