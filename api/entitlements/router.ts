@@ -16,8 +16,11 @@ export function entitlementsRouter(deps: { sales: SalesService; limiters: RateLi
     try {
       const key = req.get('authorization')?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
       const orgId = key ? await deps.sales.sellerOfKey(key) : undefined;
-      if (!key || !orgId)
+      if (!key || !orgId) {
+        // A wrong key spends its address's budget of the same size, as refused tokens do on the other origins.
+        await consume(deps.limiters.entitlements, `ip:${req.ip}`, res);
         throw new AppError('INVALID_TOKEN', 'Missing or wrong seller API key: send "Authorization: Bearer <API_KEY>".');
+      }
       // Per key, as the spec says, not per seller: by the key's hash, so a rotated key starts a fresh budget and two
       // keys never share one, and the key itself never becomes part of a Redis key.
       await consume(deps.limiters.entitlements, `key:${hashToken(key)}`, res);

@@ -223,5 +223,7 @@ describe('rate limits under concurrent bursts (spec defaults)', () => {
     expect((await burst(N, lookup(rotated))).tally).toEqual({ 200: 120, 429: 80 });
     const otherSeller = await newKey(client(h, (await h.newOrg()).token));
     expect((await burst(N, lookup(otherSeller))).tally).toEqual({ 200: 120, 429: 80 });
+    // The first key stopped working when it was rotated: wrong keys spend their address's budget, then are refused.
+    expect((await burst(N, lookup(first))).tally).toEqual({ 401: 120, 429: 80 });
   });
 });
