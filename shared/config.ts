@@ -126,10 +126,13 @@ const schema = z.object({
     .int()
     .min(1)
     .default(1024 * 1024 * 1024),
-  /** Base images of generated Dockerfiles (sources without their own). */
-  BUILD_BASE_IMAGE_NODE: z.string().min(1).default('node:20-slim'),
-  BUILD_BASE_IMAGE_STATIC: z.string().min(1).default('busybox:1.37'),
-  BUILD_BASE_IMAGE_PYTHON: z.string().min(1).default('python:3.12-slim'),
+  /**
+   * Base images of generated Dockerfiles (sources without their own): Slipway's own, built on this machine
+   * (scripts/stack/base-images.ts, no registry needed); production may name public images instead.
+   */
+  BUILD_BASE_IMAGE_NODE: z.string().min(1).default('slipway/node'),
+  BUILD_BASE_IMAGE_STATIC: z.string().min(1).default('slipway/static'),
+  BUILD_BASE_IMAGE_PYTHON: z.string().min(1).default('slipway/python'),
   /** Scratch space of source builds on the worker's host; each build's directory is removed when it ends. */
   BUILD_WORK_DIR: z.string().min(1).optional(),
   /** Build sandbox (DESIGN.md §8): builds at once on one worker, and for one organisation on one worker. */

@@ -1,118 +1,40 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
+import { nodePlan } from './detect-node';
+import { pythonPlan } from './detect-python';
+import { type BuildPlan, BuildPlanError, exists, httpdCmd, type PlanOptions, type StackPlan } from './plan-common';
+import { BUILD_ONLY_DIR, type BuildRegistries, processRegistries } from './registries';
 import { present, writeOwnFile } from './symlinks';
 
-/** A source we cannot tell how to build; the message says what to add. */
-export class BuildPlanError extends Error {
-  override name = 'BuildPlanError';
-}
+export { type BuildPlan, BuildPlanError, type PlanOptions } from './plan-common';
 
-export interface BuildPlan {
-  kind: 'dockerfile' | 'node' | 'static' | 'python';
-  /** Dockerfile to build, relative to the source root. */
-  dockerfile: string;
-  /** The Dockerfile we wrote, when the source had none. */
-  generated?: string;
-  /** What the build will do, for the build log. */
-  steps: string[];
-}
-
-export interface PlanOptions {
-  port: number;
-  dockerfilePath?: string;
-  baseImages: { node: string; static: string; python: string };
-}
-
-const exists = (file: string) =>
-  fs.stat(file).then(
-    (s) => s.isFile(),
-    () => false,
-  );
-
-const cmd = (args: string[]) => `CMD [${args.map((a) => JSON.stringify(a)).join(', ')}]`;
-
-async function nodePlan(dir: string, opts: PlanOptions): Promise<Omit<BuildPlan, 'dockerfile'>> {
-  let pkg: { main?: unknown; scripts?: Record<string, unknown> };
-  try {
-    pkg = JSON.parse(await fs.readFile(path.join(dir, 'package.json'), 'utf8')) as typeof pkg;
-  } catch (err) {
-    throw new BuildPlanError(`package.json is not valid JSON: ${(err as Error).message}`);
-  }
-  const scripts = pkg.scripts ?? {};
-  const install = (await exists(path.join(dir, 'package-lock.json')))
-    ? 'npm ci --no-audit --no-fund'
-    : 'npm install --no-audit --no-fund';
-  let start: string[];
-  if (typeof scripts.start === 'string') start = ['npm', 'start'];
-  else {
-    const candidates = [typeof pkg.main === 'string' ? pkg.main : undefined, 'server.js', 'index.js'];
-    const entry = (
-      await Promise.all(candidates.map(async (c) => (c && (await exists(path.join(dir, c))) ? c : undefined)))
-    ).find(Boolean);
-    if (!entry) {
-      throw new BuildPlanError(
-        'package.json has no start script and there is no server.js or index.js; add a "start" script',
-      );
-    }
-    start = ['node', entry];
-  }
-  const build = typeof scripts.build === 'string';
-  const lines = [
-    `FROM ${opts.baseImages.node}`,
-    'WORKDIR /app',
-    'COPY . .',
-    `RUN ${install}`,
-    ...(build ? ['RUN npm run build'] : []),
-    // Set after the build, so the install above brings the devDependencies a build usually needs.
-    `ENV NODE_ENV=production PORT=${opts.port}`,
-    `EXPOSE ${opts.port}`,
-    cmd(start),
-  ];
+function staticPlan(opts: PlanOptions): StackPlan {
   return {
-    kind: 'node',
-    generated: `${lines.join('\n')}\n`,
-    steps: [install.split(' --')[0]!, ...(build ? ['npm run build'] : []), start.join(' ')],
+    kind: 'static',
+    lines: [`FROM ${opts.baseImages.static}`, 'COPY . /srv/www', `EXPOSE ${opts.port}`, httpdCmd(opts.port)],
+    steps: ['copy the site', 'httpd'],
+    installs: false,
   };
 }
 
-async function pythonPlan(dir: string, opts: PlanOptions): Promise<Omit<BuildPlan, 'dockerfile'>> {
-  let start: string[] | undefined;
-  const procfile = await fs.readFile(path.join(dir, 'Procfile'), 'utf8').catch(() => undefined);
-  const web = procfile ? /^web:\s*(.+)$/m.exec(procfile)?.[1]?.trim() : undefined;
-  if (web) start = ['sh', '-c', web];
-  else if (await exists(path.join(dir, 'app.py'))) start = ['python', 'app.py'];
-  else if (await exists(path.join(dir, 'main.py'))) start = ['python', 'main.py'];
-  if (!start) {
-    throw new BuildPlanError(
-      'requirements.txt found but nothing to run: add app.py, main.py or a Procfile with a web: line',
-    );
+/**
+ * Puts the files only the install step may see under .slipway-build/ (the host's CA bundle), and makes sure the
+ * context carries them whatever the source's .dockerignore says, while the generated Dockerfile stays out of
+ * `COPY . .`. The build stage deletes the folder before anything reaches the final stage.
+ */
+async function prepareContext(dir: string, dockerfile: string, registries: BuildRegistries): Promise<void> {
+  const buildOnly = path.join(dir, BUILD_ONLY_DIR);
+  await fs.rm(buildOnly, { recursive: true, force: true });
+  if (registries.caBundle) {
+    await fs.mkdir(buildOnly);
+    await fs.copyFile(registries.caBundle, path.join(buildOnly, 'ca.pem'));
   }
-  const lines = [
-    `FROM ${opts.baseImages.python}`,
-    'WORKDIR /app',
-    'COPY . .',
-    'RUN pip install --no-cache-dir -r requirements.txt',
-    `ENV PORT=${opts.port} PYTHONUNBUFFERED=1`,
-    `EXPOSE ${opts.port}`,
-    cmd(start),
-  ];
-  return {
-    kind: 'python',
-    generated: `${lines.join('\n')}\n`,
-    steps: ['pip install -r requirements.txt', start.join(' ')],
-  };
-}
-
-function staticPlan(opts: PlanOptions): Omit<BuildPlan, 'dockerfile'> {
-  const port = String(opts.port);
-  const lines = [
-    `FROM ${opts.baseImages.static}`,
-    'COPY . /srv/www',
-    `EXPOSE ${port}`,
-    cmd(['httpd', '-f', '-v', '-p', port, '-h', '/srv/www']),
-  ];
-  return { kind: 'static', generated: `${lines.join('\n')}\n`, steps: ['copy the site', 'httpd'] };
+  const ignore = path.join(dir, '.dockerignore');
+  const rules = (await present(ignore)) ? await fs.readFile(ignore, 'utf8').catch(() => '') : '.git\nnode_modules\n';
+  // Last, so they win over any rule of the source's.
+  const ours = [dockerfile, `!${BUILD_ONLY_DIR}`, `!${BUILD_ONLY_DIR}/**`];
+  await writeOwnFile(ignore, `${rules.replace(/\n*$/, rules ? '\n' : '')}${ours.join('\n')}\n`);
 }
 
 /**
@@ -134,20 +56,22 @@ export async function planBuild(dir: string, opts: PlanOptions): Promise<BuildPl
     return { kind: 'dockerfile', dockerfile: 'Dockerfile', steps: ['docker build'] };
   }
 
-  let plan: Omit<BuildPlan, 'dockerfile'>;
-  if (await exists(path.join(dir, 'package.json'))) plan = await nodePlan(dir, opts);
+  const registries = opts.registries ?? processRegistries();
+  let plan: StackPlan;
+  if (await exists(path.join(dir, 'package.json'))) plan = await nodePlan(dir, opts, registries);
   else if (await exists(path.join(dir, 'index.html'))) plan = staticPlan(opts);
-  else if (await exists(path.join(dir, 'requirements.txt'))) plan = await pythonPlan(dir, opts);
-  else {
+  else if ((await exists(path.join(dir, 'requirements.txt'))) || (await exists(path.join(dir, 'pyproject.toml')))) {
+    plan = await pythonPlan(dir, opts, registries);
+  } else {
     throw new BuildPlanError(
-      'could not tell how to build this source: add a Dockerfile, or a package.json (Node), an index.html (static site) or a requirements.txt with app.py, main.py or a Procfile (Python)',
+      'could not tell how to build this source: add a Dockerfile, or a package.json (Node), an index.html (static site) or a requirements.txt or pyproject.toml with app.py, main.py or a Procfile (Python)',
     );
   }
 
   let name = 'Dockerfile.slipway';
   for (let i = 2; await present(path.join(dir, name)); i++) name = `Dockerfile.slipway-${i}`;
-  await writeOwnFile(path.join(dir, name), plan.generated ?? '');
-  const ignore = path.join(dir, '.dockerignore');
-  if (!(await present(ignore))) await writeOwnFile(ignore, '.git\nnode_modules\n');
-  return { ...plan, dockerfile: name };
+  const generated = `${plan.lines.join('\n')}\n`;
+  await writeOwnFile(path.join(dir, name), generated);
+  await prepareContext(dir, name, plan.installs ? registries : {});
+  return { kind: plan.kind, dockerfile: name, generated, steps: plan.steps };
 }

@@ -27,7 +27,13 @@ export default async function globalSetup(): Promise<void> {
   // Tests that reach under a service (FerretDB's SQLite files) find its data here.
   process.env.SLIPWAY_TEST_DATA_DIR = dataDir;
   // Built once here: two test files would otherwise build the same bases at once, inside their own timeouts.
-  await buildBaseImages(createDockerClient(process.env.DOCKER_HOST));
+  // The first run on a machine debootstraps Debian and installs Node and Python: several minutes, said as it goes.
+  const bases = await buildBaseImages(createDockerClient(process.env.DOCKER_HOST), (line) => {
+    if (/^(debootstrap --|importing|building|waiting)/.test(line)) console.log(`[base images] ${line}`);
+  });
+  process.env.BUILD_BASE_IMAGE_NODE = bases.node;
+  process.env.BUILD_BASE_IMAGE_STATIC = bases.static;
+  process.env.BUILD_BASE_IMAGE_PYTHON = bases.python;
   process.env.SECRETS_KEY ??= randomBytes(32).toString('base64');
   globalThis.__slipwayStack = { stack, dataDir };
   const stop = () => void stack.stop();

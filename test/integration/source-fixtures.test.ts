@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import type Docker from 'dockerode';
 
 import { createDockerClient } from '../../shared/engine/docker-client';
-import { buildBaseImages } from '../helpers/base-images';
+import { BASE_IMAGES, buildBaseImages } from '../helpers/base-images';
 import { type GitServer, startGitServer } from '../helpers/git-server';
 
 const run = promisify(execFile);
@@ -16,7 +16,7 @@ const SOURCES = path.resolve(__dirname, '..', 'fixtures', 'sources');
 const TOKEN = 'fixture-token';
 
 // The Dockerfiles the source builder generates, as the builder's tests will expect them to work.
-const NODE_DOCKERFILE = `FROM slipway-test/node-base:20
+const NODE_DOCKERFILE = `FROM ${BASE_IMAGES.node}
 WORKDIR /app
 COPY . .
 RUN npm install --no-audit --no-fund
@@ -25,10 +25,10 @@ ENV NODE_ENV=production PORT=8080
 EXPOSE 8080
 CMD ["npm", "start"]
 `;
-const STATIC_DOCKERFILE = `FROM slipway-test/static-base:1
+const STATIC_DOCKERFILE = `FROM ${BASE_IMAGES.static}
 COPY . /srv/www
 EXPOSE 8080
-CMD ["httpd","-f","-v","-p","8080","-h","/srv/www"]
+CMD ["busybox","httpd","-f","-v","-p","8080","-h","/srv/www"]
 `;
 
 describe('source fixtures: git server and base images (no Slipway service)', () => {

@@ -1,0 +1,16 @@
+/**
+ * Slipway's own base images (scripts/stack/base-images.ts builds them): usable by every organisation, so they
+ * carry this label and no organisation label. A user's Dockerfile may say `FROM slipway/node` and so on.
+ */
+export const BASE_IMAGE_NAMES = ['node', 'python', 'static'] as const;
+export type BaseImageName = (typeof BASE_IMAGE_NAMES)[number];
+
+/** Label whose value names the base (`debian`, `node`, `python`, `static`). */
+export const BASE_IMAGE_LABEL = 'dev.slipway.base-image';
+
+/** The configuration's defaults: `latest` of each local base, which the build of the bases keeps current. */
+export const DEFAULT_BASE_IMAGES: Record<BaseImageName, string> = {
+  node: 'slipway/node',
+  python: 'slipway/python',
+  static: 'slipway/static',
+};
