@@ -11,6 +11,8 @@ interface Origin {
   routes: RouteDef[];
   errorSchema: z.ZodType;
   errorStatuses: Record<number, string>;
+  /** Statuses every route of the origin can answer; others (404, 409…) only where the route says so. */
+  everyRoute: number[];
 }
 
 const COMPAT_ERRORS: Record<number, string> = {
@@ -28,8 +30,19 @@ const PLATFORM_ERRORS: Record<number, string> = {
   401: 'Missing, malformed, revoked or expired token',
   403: 'The token or the user lacks the permission',
   404: 'Not found, or not in your organisation',
+  409: 'Conflicts with what exists (a name or requestId already used)',
   429: 'Rate limited; Retry-After says when',
+  500: 'Server error; retry with backoff. The message names the request ID',
 };
+
+/** The error statuses a route can answer: the origin's common ones, 404 where a path names a resource, its own. */
+function errorStatusesOf(origin: Origin, r: RouteDef): number[] {
+  const own = Object.keys(r.responses)
+    .map(Number)
+    .filter((s) => s >= 400);
+  const resource = r.path.includes(':') ? [404] : [];
+  return [...new Set([...origin.everyRoute, ...resource, ...own])].sort();
+}
 
 const RATE_HEADERS = {
   'X-RateLimit-Limit': { description: 'Requests allowed in the window', schema: { type: 'integer' as const } },
@@ -46,21 +59,37 @@ export function buildOpenApi(origins: { compat: RouteDef[]; platform: RouteDef[]
     description: 'An access token, `svc_…`',
   });
   const list: Origin[] = [
-    { prefix: '/compat', routes: origins.compat, errorSchema: ErrorResponse, errorStatuses: COMPAT_ERRORS },
-    { prefix: '/platform', routes: origins.platform, errorSchema: PlatformError, errorStatuses: PLATFORM_ERRORS },
+    {
+      prefix: '/compat',
+      routes: origins.compat,
+      errorSchema: ErrorResponse,
+      errorStatuses: COMPAT_ERRORS,
+      everyRoute: [400, 401, 403, 429, 500],
+    },
+    {
+      prefix: '/platform',
+      routes: origins.platform,
+      errorSchema: PlatformError,
+      errorStatuses: PLATFORM_ERRORS,
+      // The spec: every platform operation answers 400, 401, 403, 404 and 429.
+      everyRoute: [400, 401, 403, 404, 429, 500],
+    },
   ];
   for (const origin of list) {
     const compat = origin.prefix === '/compat';
     for (const r of origin.routes) {
       const responses: Record<string, object> = {};
       for (const [status, res] of Object.entries(r.responses)) {
+        if (Number(status) >= 400) continue;
         responses[status] = {
           description: res.description,
           ...(compat ? { headers: RATE_HEADERS } : {}),
           ...(res.schema ? { content: { 'application/json': { schema: res.schema } } } : {}),
         };
       }
-      for (const [status, description] of Object.entries(origin.errorStatuses)) {
+      for (const code of errorStatusesOf(origin, r)) {
+        const status = String(code);
+        const description = r.responses[code]?.description ?? origin.errorStatuses[code] ?? 'Error';
         const retry =
           status === '429'
             ? { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' as const } } }
@@ -137,6 +166,7 @@ export function buildOpenApi(origins: { compat: RouteDef[]; platform: RouteDef[]
       400: { description: 'Missing or malformed email', ...entitlementError },
       401: { description: 'Missing, wrong or rotated-out API key', ...entitlementError },
       429: { description: '120 requests per minute per key; Retry-After says when', ...entitlementError },
+      500: { description: 'Server error; retry with backoff. The message names the request ID', ...entitlementError },
     },
   });
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({

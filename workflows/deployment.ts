@@ -1,10 +1,12 @@
 import {
   ActivityCancellationType,
   ActivityFailure,
+  ApplicationFailure,
   CancellationScope,
   condition,
   defineSignal,
   isCancellation,
+  log,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -60,9 +62,27 @@ const builder = (timeoutS: number) =>
 /** Sent by the api after it has hidden the record from reads: the DELETE answers 204 without waiting. */
 export const destroySignal = defineSignal('destroy');
 
-function failureMessage(err: unknown): string {
+const PHASE_WORDS: Record<DeploymentFailure['phase'], string> = {
+  build: 'building the source',
+  pull: 'preparing the image',
+  start: 'starting the container',
+  ready: 'waiting for the app to answer',
+  destroy: 'removing the deployment',
+};
+
+/**
+ * What the caller reads in `error.message` and the failed event. A non-retryable ApplicationFailure is a failure we
+ * worded for the caller (bad input, a build error, an app that exited); anything else — engine, driver or network
+ * text that outlived its retries — stays in the worker's log, and the caller is told what to do instead.
+ */
+function failureMessage(err: unknown, phase: DeploymentFailure['phase']): string {
   const cause = err instanceof ActivityFailure ? err.cause : err;
-  return cause instanceof Error ? cause.message : String(cause);
+  if (cause instanceof ApplicationFailure && cause.nonRetryable) return cause.message;
+  log.warn('deployment failed on an unexpected error', {
+    phase,
+    error: cause instanceof Error ? cause.message : String(cause),
+  });
+  return `The deployment failed while ${PHASE_WORDS[phase]} because of an internal error; deploy again, and if it fails again read the logs or contact the operator.`;
 }
 
 /**
@@ -125,7 +145,7 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
       await record('running', `answering on port ${input.port}`, { url: started.url });
     } catch (err) {
       if (isCancellation(err)) throw err;
-      const message = failureMessage(err);
+      const message = failureMessage(err, phase);
       await CancellationScope.nonCancellable(async () => {
         // A container that failed to become ready is stopped, not removed: its logs explain the failure.
         if (phase === 'start' || phase === 'ready') await stopDeployment(input.deploymentId);

@@ -83,7 +83,11 @@ export function compatRoutes(deps: CompatDeps): RouteDef[] {
       tags,
       request: { body: DeployRequest },
       before: [writes, creations, can('deployment.create')],
-      responses: { 202: { description: 'Accepted and queued', schema: DeployAccepted } },
+      responses: {
+        202: { description: 'Accepted and queued', schema: DeployAccepted },
+        404: { description: 'PROJECT_NOT_FOUND: projectId is not a project of this organisation' },
+        409: { description: 'DUPLICATE_REQUEST: the requestId was used before; details.deploymentId names it' },
+      },
       handler: async ({ body }, req, res) => {
         const d = await deployments.deployImage(principalOf(req), body, 'compat');
         res.status(202).json(accepted(d, req.baseUrl));
@@ -96,7 +100,11 @@ export function compatRoutes(deps: CompatDeps): RouteDef[] {
       tags,
       request: { body: SourceDeployRequest },
       before: [writes, creations, can('deployment.create')],
-      responses: { 202: { description: 'Accepted and queued', schema: DeployAccepted } },
+      responses: {
+        202: { description: 'Accepted and queued', schema: DeployAccepted },
+        404: { description: 'PROJECT_NOT_FOUND: projectId is not a project of this organisation' },
+        409: { description: 'DUPLICATE_REQUEST: the requestId was used before; details.deploymentId names it' },
+      },
       handler: async ({ body }, req, res) => {
         const d = await deployments.deploySource(principalOf(req), body, 'compat');
         res.status(202).json(accepted(d, req.baseUrl));

@@ -7,13 +7,37 @@ const name = z
   .max(63)
   .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'a DNS label: lowercase letters, digits and "-", at most 63 characters');
 const port = z.number().int().min(1).max(65535).default(8080).meta({ description: 'Port the container listens on' });
+/** Limits of `envVars`, stated in the OpenAPI document: the engine and the sealed record both hold them. */
+export const ENV_LIMITS = { maxVars: 100, maxTotalBytes: 64 * 1024, maxKeyLength: 256 } as const;
+export const ENV_KEY_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
+// NUL cannot be passed to a process at all; other control characters (escape sequences, form feeds) only ever
+// arrive by mistake or to forge log lines. Tab, LF and CR stay allowed: multi-line values (PEM keys) are common.
+// eslint-disable-next-line no-control-regex
+const NO_CONTROL = /^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$/;
 const envVars = z
   .record(
-    z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name ([A-Za-z_][A-Za-z0-9_]*)'),
-    z.string(),
+    z
+      .string()
+      .max(ENV_LIMITS.maxKeyLength)
+      .regex(new RegExp(ENV_KEY_PATTERN), 'an environment variable name ([A-Za-z_][A-Za-z0-9_]*)'),
+    z.string().regex(NO_CONTROL, 'no NUL or control characters (tab, LF and CR are allowed)'),
+  )
+  .refine((e) => Object.keys(e).length <= ENV_LIMITS.maxVars, `at most ${ENV_LIMITS.maxVars} variables`)
+  .refine(
+    (e) =>
+      Object.entries(e).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v) + 2, 0) <=
+      ENV_LIMITS.maxTotalBytes,
+    `at most ${ENV_LIMITS.maxTotalBytes} bytes in all (names and values, UTF-8)`,
   )
   .default({})
-  .meta({ description: 'Environment variables; values are never returned' });
+  .meta({
+    description:
+      `Environment variables; values are never returned. Names match ${ENV_KEY_PATTERN} (at most ` +
+      `${ENV_LIMITS.maxKeyLength} characters); values carry no NUL or control characters other than tab, LF and CR; ` +
+      `at most ${ENV_LIMITS.maxVars} variables and ${ENV_LIMITS.maxTotalBytes} bytes of names and values in all.`,
+    maxProperties: ENV_LIMITS.maxVars,
+    propertyNames: { type: 'string', pattern: ENV_KEY_PATTERN, maxLength: ENV_LIMITS.maxKeyLength },
+  });
 const requestId = z
   .string()
   .min(1)
@@ -79,7 +103,11 @@ export const SourceDeployRequest = z
     message: 'give exactly one source: uploadId or repoUrl',
     path: ['uploadId'],
   })
-  .meta({ id: 'SourceDeployRequest' });
+  .meta({
+    id: 'SourceDeployRequest',
+    description: 'Exactly one source: `uploadId` (from POST /uploads/zip) or `repoUrl`, never both.',
+    oneOf: [{ required: ['uploadId'] }, { required: ['repoUrl'] }],
+  });
 
 export const DeploymentIdParams = z.object({ id: z.uuid('a deployment ID in UUID format') });
 

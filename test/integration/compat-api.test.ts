@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
 
 import { LABELS } from '../../shared/constants';
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
-import { buildFixtureImage } from '../helpers/images';
+import { buildFixtureImage, buildImageOnce } from '../helpers/images';
 import { archiveForm, makeZip } from '../helpers/zip';
 
 type Body = Record<string, unknown> & { code?: string; error?: string; details?: Record<string, unknown> };
@@ -107,6 +109,31 @@ describe('compatibility API over HTTP (real Temporal, FerretDB, MinIO, Docker)',
       const notJson = await api.call<Body>('POST', '/compat/deploy', '{"image":', {});
       expect(notJson.status).toBe(400);
       expect(notJson.body.code).toBe('INVALID_REQUEST');
+    });
+
+    it('refuses env values with NUL or control characters, too many variables and too many bytes', async () => {
+      const api = client(h, (await h.newOrg()).token);
+      const refused = async (envVars: Record<string, string>, why: RegExp) => {
+        const r = await api.post<Body>('/compat/deploy', { image, name: 'env', envVars });
+        expect([r.status, r.body.code]).toEqual([400, 'INVALID_REQUEST']);
+        expect(r.body.error).toMatch(why);
+        expect(JSON.stringify(r.body)).not.toContain('s3cr3t');
+      };
+      await refused({ A: 's3cr3t\u0000x' }, /control characters/);
+      await refused({ A: 's3cr3t\u001b[2J' }, /control characters/);
+      await refused({ A: 's3cr3t\u007f' }, /control characters/);
+      const many = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`V${i}`, 'x']));
+      await refused(many, /at most 100 variables/);
+      await refused({ A: 's3cr3t'.repeat(6000), B: 'x'.repeat(40_000) }, /at most 65536 bytes/);
+      await refused({ ['K'.repeat(257)]: 'x' }, /envVars/);
+      // Multi-line values (a PEM key) and tabs are ordinary.
+      const ok = await api.post<Body>('/compat/deploy', {
+        image,
+        name: 'env',
+        envVars: { PEM: '-----BEGIN KEY-----\nabc\r\ndef\n-----END KEY-----', T: 'a\tb' },
+      });
+      expect(ok.status).toBe(202);
+      expect((await api.del(`/compat/deployments/${String(ok.body.deploymentId)}`)).status).toBe(204);
     });
 
     it('answers 400 for a malformed UUID and 404 DEPLOYMENT_NOT_FOUND for an unknown one', async () => {
@@ -265,9 +292,30 @@ describe('compatibility API over HTTP (real Temporal, FerretDB, MinIO, Docker)',
       expect(failed.error).toMatchObject({
         code: 'DEPLOYMENT_FAILED',
         phase: 'pull',
-        message: expect.stringMatching(/could not be pulled/),
+        // Pulled and failed, or refused before any pull (a registry on loopback is a private address).
+        message: expect.stringMatching(/could not be pulled|refused/),
       });
       expect(failed.url).toBeNull();
+      // The engine's own words (HTTP codes, dial errors) stay in the worker's log.
+      expect(JSON.stringify(failed)).not.toMatch(/HTTP code|dial tcp|connection refused|\(HTTP/i);
+    });
+
+    it('fails a container the engine refuses to create with a plain message, never the engine’s text', async () => {
+      // No CMD: the engine refuses to create a container from it ("No command specified").
+      const tag = 'slipway-test/no-command:latest';
+      await buildImageOnce(h.docker, tag, async (context) => {
+        await fs.writeFile(path.join(context, 'note.txt'), 'no command here\n');
+        await fs.writeFile(path.join(context, 'Dockerfile'), 'FROM scratch\nCOPY note.txt /note.txt\n');
+      });
+      const api = client(h, (await h.newOrg()).token);
+      const r = await api.post<{ deploymentId: string }>('/compat/deploy', { image: tag, name: 'nocmd' });
+      expect(r.status).toBe(202);
+      const failed = await api.waitFor(r.body.deploymentId, ['failed', 'running'], 120_000);
+      expect(failed).toMatchObject({
+        status: 'failed',
+        error: { code: 'DEPLOYMENT_FAILED', phase: 'start', message: expect.stringMatching(/deploy again/) },
+      });
+      expect(JSON.stringify(failed)).not.toMatch(/No command specified|HTTP code|\(HTTP/i);
     });
 
     it('keeps organisations apart: another org’s deployment is 404 and absent from its list', async () => {

@@ -66,6 +66,63 @@ describe('OpenAPI document', () => {
     ]);
   });
 
+  it('states a response schema for every answer, every error status, the env limits and the one-source rule', async () => {
+    type Schema = Record<string, unknown> & { $ref?: string };
+    type Op = { responses: Record<string, { content?: Record<string, { schema: Schema }> }> };
+    const doc = (await (await fetch(`${h.baseUrl}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, Op>>;
+      components: { schemas: Record<string, Schema & { properties: Record<string, Schema> }> };
+    };
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const where = `${method.toUpperCase()} ${path}`;
+        for (const [status, res] of Object.entries(op.responses)) {
+          // Only a 204 has no body.
+          if (status !== '204')
+            expect([where, status, res.content?.['application/json']?.schema]).toEqual([
+              where,
+              status,
+              expect.any(Object),
+            ]);
+        }
+        for (const status of ['401', '429', '500'])
+          expect([where, Object.keys(op.responses)]).toEqual([where, expect.arrayContaining([status])]);
+        if (path.includes('{'))
+          expect([where, Object.keys(op.responses)]).toEqual([where, expect.arrayContaining(['400', '404'])]);
+        const errorSchema = path.startsWith('/compat')
+          ? 'ErrorResponse'
+          : path.startsWith('/platform')
+            ? 'PlatformError'
+            : undefined;
+        if (errorSchema)
+          for (const [status, res] of Object.entries(op.responses))
+            if (Number(status) >= 400)
+              expect([where, status, res.content!['application/json']!.schema.$ref]).toEqual([
+                where,
+                status,
+                `#/components/schemas/${errorSchema}`,
+              ]);
+      }
+    }
+    expect(Object.keys(doc.paths['/platform/secrets']!.post!.responses)).toContain('409');
+    expect(Object.keys(doc.paths['/compat/deploy/source']!.post!.responses)).toContain('409');
+
+    const { DeployRequest, SourceDeployRequest, CreateTokenRequest } = doc.components.schemas;
+    for (const body of [DeployRequest!, SourceDeployRequest!]) {
+      expect(body.properties.envVars).toMatchObject({
+        maxProperties: 100,
+        propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+        additionalProperties: { type: 'string', pattern: expect.stringContaining('\\u0000') },
+        description: expect.stringMatching(/65536 bytes/),
+      });
+    }
+    expect(SourceDeployRequest).toMatchObject({ oneOf: [{ required: ['uploadId'] }, { required: ['repoUrl'] }] });
+    expect(CreateTokenRequest!.properties.expiresIn).toMatchObject({
+      anyOf: expect.arrayContaining([expect.objectContaining({ minimum: 60 })]),
+      description: expect.stringMatching(/at least 60 seconds/),
+    });
+  });
+
   it('serves a rendered reference at /docs', async () => {
     const page = await fetch(`${h.baseUrl}/docs/`);
     expect(page.status).toBe(200);

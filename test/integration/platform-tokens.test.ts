@@ -51,6 +51,30 @@ describe('platform API: access tokens and the platform frame', () => {
     expect((await api.del(`/platform/tokens/${created.body.data.id}`)).status).toBe(404);
   });
 
+  it('refuses a lifetime under a minute, which would issue a token already expired or about to be', async () => {
+    const api = client(h, (await h.newOrg()).token);
+    for (const expiresIn of ['0s', '59s', 0, 59, '0m', '0d']) {
+      const r = await api.post<{ status: string; message: string }>('/platform/tokens', {
+        name: 'short',
+        scopes: ['deployment.read'],
+        expiresIn,
+      });
+      expect([expiresIn, r.status]).toEqual([expiresIn, 400]);
+      expect(r.body).toEqual({ status: 'error', message: expect.stringMatching(/at least 60 seconds/) });
+    }
+    const minute = await api.post<{ data: Token }>('/platform/tokens', {
+      name: 'minute',
+      scopes: ['deployment.read'],
+      expiresIn: '1m',
+    });
+    expect(minute.status).toBe(200);
+    expect((await client(h, minute.body.data.token).get('/compat/deployments')).status).toBe(200);
+    expect((await api.get<{ data: Token[] }>('/platform/tokens')).body.data.map((t) => t.name).sort()).toEqual([
+      'bootstrap',
+      'minute',
+    ]);
+  });
+
   it('lets a user grant only scopes their role and token hold', async () => {
     const org = await h.newOrg();
     const dev = await h.identity.addUser({

@@ -9,17 +9,17 @@ import { success } from '../tokens/schemas';
 import {
   ApiKeyCreated,
   CreateProductRequest,
+  DeliveriesQuery,
   Delivery,
   DeliveryList,
-  DeliveriesQuery,
   EventIdParams,
   IdParams,
   Product,
   RecordSaleRequest,
   ResendResult,
+  SaleIdParams,
   SaleRecorded,
   SaleRefunded,
-  SaleIdParams,
   SetWebhookRequest,
   SubscriptionUpdated,
   TestEventResult,
@@ -174,10 +174,12 @@ export function salesRoutes(deps: { sales: SalesService; can: (p: Permission) =>
       tags,
       request: { params: IdParams, body: UpdateSubscriptionRequest },
       before,
-      responses: { 200: {
+      responses: {
+        200: {
           description: 'data.subscriptionId, data.eventId (null when nothing changed)',
           schema: success(SubscriptionUpdated),
-        }, },
+        },
+      },
       handler: async ({ params, body }, req, res) => ok(res, await sales.updateSubscription(org(req), params.id, body)),
     }),
     route({

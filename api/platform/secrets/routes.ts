@@ -27,7 +27,10 @@ export function secretRoutes(deps: { vault: Vault; can: (p: Permission) => Reque
       tags,
       request: { body: CreateSecretRequest },
       before: [deps.can('secret.manage')],
-      responses: { 200: { description: 'Stored', schema: success(SecretSummary) } },
+      responses: {
+        200: { description: 'Stored', schema: success(SecretSummary) },
+        409: { description: 'A secret of that name already exists in that environment' },
+      },
       handler: async ({ body }, req, res) => {
         const p = principalOf(req);
         const s = await vault.create({ orgId: p.org._id, userId: p.user._id, ...body });

@@ -3,15 +3,25 @@ import { z } from 'zod';
 import { PERMISSIONS } from '../../../shared/permissions';
 
 const MAX_TTL_S = 365 * 86400;
+/** A shorter token would expire before a caller could use it ("0s" used to issue one already expired). */
+export const MIN_TTL_S = 60;
 
 /** "90d", "12h", "30m", "45s" or a number of seconds. */
 const Duration = z
-  .union([z.number().int().positive(), z.string().regex(/^\d+[smhd]$/, 'a duration such as 30m, 12h or 90d')])
+  .union([
+    z
+      .number()
+      .int()
+      .min(MIN_TTL_S, `at least ${MIN_TTL_S} seconds; a shorter token expires before use`)
+      .max(MAX_TTL_S, 'at most 365 days'),
+    z.string().regex(/^\d{1,9}[smhd]$/, 'a duration such as 30m, 12h or 90d'),
+  ])
   .transform((v) =>
     typeof v === 'number'
       ? v
       : Number(v.slice(0, -1)) * { s: 1, m: 60, h: 3600, d: 86400 }[v.slice(-1) as 's' | 'm' | 'h' | 'd'],
   )
+  .refine((s) => s >= MIN_TTL_S, `at least ${MIN_TTL_S} seconds (e.g. "1m"); a shorter token expires before use`)
   .refine((s) => s <= MAX_TTL_S, 'at most 365 days');
 
 export const CreateTokenRequest = z
@@ -19,7 +29,7 @@ export const CreateTokenRequest = z
     name: z.string().min(1).max(100),
     scopes: z.array(z.enum(PERMISSIONS)).min(1),
     expiresIn: Duration.default(90 * 86400).meta({
-      description: 'Lifetime: seconds, or e.g. "1h", "30d"; at most 365 days',
+      description: `Lifetime: seconds, or e.g. "1h", "30d"; at least ${MIN_TTL_S} seconds, at most 365 days`,
     }),
   })
   .strict()
