@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto';
+
+import { client } from '../helpers/client';
+import { type Harness, startHarness } from '../helpers/harness';
+import { archiveForm, makeZip } from '../helpers/zip';
+
+type Body = Record<string, unknown>;
+interface Doc {
+  paths: Record<string, Record<string, { requestBody?: unknown }>>;
+}
+
+/**
+ * Org B, holding an owner token with every scope, against everything org A owns. The routes come from the OpenAPI
+ * document, which is generated from the route tables (compatRoutes, platformRoutes): a new route is swept as soon
+ * as it exists, and one whose path names a resource this test does not create fails the sweep until it does.
+ */
+describe('cross-organisation sweep: no route of either origin lets one organisation reach another’s resources', () => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await startHarness(
+      'cross-org',
+      {
+        RATE_LIMIT_COMPAT_READS_PER_MIN: '100000',
+        RATE_LIMIT_COMPAT_WRITES_PER_HOUR: '100000',
+        RATE_LIMIT_PLATFORM_PER_15MIN: '100000',
+        RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: '100000',
+        ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
+      },
+      { worker: false },
+    );
+  });
+  afterAll(() => h?.stop());
+
+  it('answers every ID-addressed route with a refusal that reveals nothing, and lists none of A’s resources', async () => {
+    const orgA = await h.newOrg('enterprise');
+    const a = client(h, orgA.token);
+    const b = client(h, (await h.newOrg('enterprise')).token);
+    const ok = <T extends Body>(r: { status: number; body: T }, what: string): T => {
+      expect([what, r.status]).toEqual([what, expect.any(Number)]);
+      if (r.status >= 300)
+        throw new Error(`creating ${what} for org A answered ${r.status}: ${JSON.stringify(r.body)}`);
+      return r.body;
+    };
+
+    // One of every resource, in org A.
+    const deploymentId = ok(
+      await a.post<Body>('/compat/deploy', { image: 'slipway-test/none:1', name: 'a-app', envVars: { K: 'v' } }),
+      'deployment',
+    ).deploymentId as string;
+    const uploadId = ok(
+      await a.call<Body>('POST', '/compat/uploads/zip', archiveForm(await makeZip({ 'index.html': 'a' }))),
+      'upload',
+    ).uploadId as string;
+    const secretId = (
+      ok(
+        await a.post<{ data: Body }>('/platform/secrets', {
+          name: 'a-git',
+          value: `a-secret-${randomUUID()}`,
+          allowedHosts: ['git.example.com'],
+        }),
+        'secret',
+      ).data as Body
+    ).id as string;
+    const tokenId = (
+      ok(await a.post<{ data: Body }>('/platform/tokens', { name: 'a-ci', scopes: ['deployment.read'] }), 'token')
+        .data as Body
+    ).id as string;
+    const webhookUrl = `http://127.0.0.1:9/a-hook-${randomUUID()}`;
+    ok(await a.call<Body>('PUT', '/platform/sales/webhook', { url: webhookUrl }), 'webhook');
+    const apiKey = (ok(await a.post<{ data: Body }>('/platform/sales/api-keys'), 'api key').data as Body)
+      .apiKey as string;
+    const productId = (
+      ok(
+        await a.post<{ data: Body }>('/platform/products', {
+          name: 'A plan',
+          billingType: 'SUBSCRIPTION',
+          price: 10,
+          currency: 'EUR',
+          interval: 'month',
+        }),
+        'product',
+      ).data as Body
+    ).id as string;
+    const buyer = `buyer-${randomUUID()}@example.com`;
+    const sale = ok(
+      await a.post<{ data: Body }>('/platform/sales', {
+        productId,
+        buyer: { email: buyer, name: 'Buyer' },
+        amount: 10,
+        currency: 'EUR',
+      }),
+      'sale',
+    ).data as Body;
+    const { saleId, eventId, subscriptionId } = sale as Record<string, string>;
+    expect(subscriptionId).toEqual(expect.any(String));
+
+    // What each path parameter names, by the collection it sits under.
+    const idFor: Record<string, string> = {
+      '/compat/deployments': deploymentId,
+      '/platform/tokens': tokenId,
+      '/platform/secrets': secretId,
+      '/platform/sales': saleId,
+      '/platform/subscriptions': subscriptionId!,
+      '/platform/sales/deliveries': eventId!,
+    };
+    // Bodies that point at A's resources, where a route takes one.
+    const bodyFor: Record<string, unknown> = {
+      'POST /compat/deploy/source': { name: 'b-steal', uploadId },
+      'POST /platform/sales': { productId, buyer: { email: buyer, name: 'B' }, amount: 1, currency: 'EUR' },
+      'PATCH /platform/subscriptions/{id}': { status: 'canceled' },
+    };
+    const secondBodies: Record<string, unknown> = {
+      // A's Git token through B's deploy.
+      'POST /compat/deploy/source': {
+        name: 'b-steal-2',
+        repoUrl: 'https://git.example.com/a/repo.git',
+        gitTokenSecretId: secretId,
+      },
+    };
+    const aIds = [deploymentId, uploadId, secretId, tokenId, productId, saleId!, eventId!, subscriptionId!];
+
+    const doc = (await (await fetch(`${h.baseUrl}/openapi.json`)).json()) as Doc;
+    const swept: string[] = [];
+    for (const [template, ops] of Object.entries(doc.paths)) {
+      if (!template.startsWith('/compat') && !template.startsWith('/platform')) continue;
+      const params = [...template.matchAll(/\{(\w+)\}/g)];
+      let url = template;
+      for (const p of params) {
+        const collection = template.slice(0, p.index - 1);
+        const id = idFor[collection];
+        if (!id) throw new Error(`the sweep does not know what ${template} names: create one in org A and map it`);
+        url = url.replace(p[0], id);
+      }
+      for (const [method, op] of Object.entries(ops)) {
+        const key = `${method.toUpperCase()} ${template}`;
+        const bodies = op.requestBody
+          ? [bodyFor[key] ?? {}, ...(secondBodies[key] ? [secondBodies[key]] : [])]
+          : [undefined];
+        for (const body of bodies) {
+          const r = await b.call<Body>(method.toUpperCase(), url, body);
+          swept.push(`${key} ${r.status}`);
+          const names = params.length > 0 || JSON.stringify(body ?? {}).match(new RegExp(aIds.join('|')));
+          if (names) {
+            // Refused as not found or invalid: never a success, never a 403 that admits the resource exists.
+            expect([key, body, r.status]).toEqual([key, body, expect.any(Number)]);
+            expect([key, r.status >= 200 && r.status < 300]).toEqual([key, false]);
+            expect([key, r.status]).not.toEqual([key, 403]);
+            expect([key, [400, 404].includes(r.status)]).toEqual([key, true]);
+          }
+          // Whatever B may do in its own organisation, nothing of A's comes back (beyond what B itself sent).
+          const text = JSON.stringify(r.body);
+          const sent = url + JSON.stringify(body ?? {});
+          for (const id of [...aIds, webhookUrl, apiKey, buyer].filter((x) => !sent.includes(x)))
+            expect([key, text.includes(id)]).toEqual([key, false]);
+        }
+      }
+    }
+    expect(swept.length).toBeGreaterThanOrEqual(26);
+
+    // The entitlement lookup, with B's own seller key, knows nothing of A's buyer.
+    const bKey = (await b.post<{ data: Body }>('/platform/sales/api-keys')).body.data.apiKey as string;
+    const lookup = await fetch(`${h.baseUrl}/api/v1/entitlements?email=${encodeURIComponent(buyer)}`, {
+      headers: { authorization: `Bearer ${bKey}` },
+    });
+    expect(await lookup.json()).toEqual({ entitlements: [] });
+
+    // Everything of A's is still there and unchanged.
+    expect((await a.get<Body>(`/compat/deployments/${deploymentId}`)).status).toBe(200);
+    expect(
+      (await a.get<{ data: { id: string; revokedAt: string | null }[] }>('/platform/tokens')).body.data,
+    ).toContainEqual(expect.objectContaining({ id: tokenId, revokedAt: null }));
+    expect((await a.get<{ data: { id: string }[] }>('/platform/secrets')).body.data.map((s) => s.id)).toContain(
+      secretId,
+    );
+    expect((await a.get<{ data: Body }>('/platform/sales/webhook')).body.data.url).toBe(webhookUrl);
+    const aLookup = await fetch(`${h.baseUrl}/api/v1/entitlements?email=${encodeURIComponent(buyer)}`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    expect(((await aLookup.json()) as { entitlements: Body[] }).entitlements).toEqual([
+      expect.objectContaining({ saleId, status: 'active', subscriptionId }),
+    ]);
+    expect((await a.del(`/compat/deployments/${deploymentId}`)).status).toBe(204);
+  });
+});
