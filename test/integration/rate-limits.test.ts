@@ -172,7 +172,6 @@ describe('rate limits under concurrent bursts (spec defaults)', () => {
     expect(refused.filter((r) => r.headers.get('x-ratelimit-limit') === '10')).toHaveLength(10);
     const records = await createDeploymentStore(h.db).list({ orgId: org.orgId, limit: 100, offset: 0 });
     expect(records.total).toBe(10);
-
   });
 
   it('deployment creation: /deploy and /deploy/source spend one budget per user, not per organisation', async () => {
@@ -180,7 +179,13 @@ describe('rate limits under concurrent bursts (spec defaults)', () => {
     const owner = client(h, org.token);
     for (let i = 0; i < 10; i++) {
       // Refused by validation, after the limiter: it still counts, as every limit counts attempts.
-      expect((await owner.post<Body>('/compat/deploy/source', {})).status).toBe(400);
+      const r = await owner.post<Body>('/compat/deploy/source', {});
+      expect(r.status).toBe(400);
+      // Two limits apply (the org's 20 writes, the user's 10 creations): the headers show the one closer to its end.
+      expect([r.headers.get('x-ratelimit-limit'), r.headers.get('x-ratelimit-remaining')]).toEqual([
+        '10',
+        String(9 - i),
+      ]);
     }
     const over = await owner.post<Body>('/compat/deploy', { image: 'slipway-test/limits:1', name: 'eleventh' });
     expect(over.status).toBe(429);
