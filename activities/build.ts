@@ -23,7 +23,7 @@ import type { LogStore } from '../shared/db/logs-store';
 import type { UploadStore } from '../shared/db/uploads-store';
 import type { DeploymentSource } from '../shared/deployments';
 import { PLAN_POLICIES } from '../shared/plans';
-import type { Vault } from '../shared/secrets/vault';
+import { GitSecretRefusedError, type Vault } from '../shared/secrets/vault';
 import { ensureHostIsolation } from './providers/host-firewall';
 
 export interface BuildDeps {
@@ -32,7 +32,7 @@ export interface BuildDeps {
   instance: string;
   s3: S3Client;
   uploads: Pick<UploadStore, 'get'>;
-  vault: Pick<Vault, 'reveal'>;
+  vault: Pick<Vault, 'revealForGit'>;
   logs: Pick<LogStore, 'append'>;
   config: Pick<
     Config,
@@ -209,9 +209,21 @@ export function createBuildActivities(deps: BuildDeps) {
       return { dir: await soleTopLevelDir(dir) };
     }
 
-    const token = source.gitTokenSecretId ? await deps.vault.reveal(input.orgId, source.gitTokenSecretId) : undefined;
-    if (source.gitTokenSecretId && token === undefined) {
-      throw buildFailed(`the secret ${source.gitTokenSecretId} (gitTokenSecretId) no longer exists`);
+    let token: string | undefined;
+    if (source.gitTokenSecretId) {
+      // Checked again here, before the value is opened: the api's check may be older than the secret's binding.
+      token = await deps.vault
+        .revealForGit(input.orgId, source.gitTokenSecretId, {
+          url: source.repoUrl,
+          environment: source.vaultEnvironment ?? 'PRODUCTION',
+          allowHttp: config.ALLOW_PRIVATE_GIT_HOSTS,
+        })
+        .catch((err: unknown) => {
+          throw err instanceof GitSecretRefusedError ? buildFailed(`gitTokenSecretId is refused: ${err.message}`) : err;
+        });
+      if (token === undefined) {
+        throw buildFailed(`the secret ${source.gitTokenSecretId} (gitTokenSecretId) no longer exists`);
+      }
     }
     const cloneTimeout = AbortSignal.timeout(config.GIT_CLONE_TIMEOUT_S * 1000);
     const { commit } = await cloneRepository({

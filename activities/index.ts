@@ -21,7 +21,7 @@ export interface ActivityDeps {
   engine: EngineLocalDeps;
   s3: S3Client;
   uploads: UploadStore;
-  vault: Pick<Vault, 'reveal'>;
+  vault: Pick<Vault, 'revealForGit'>;
   config: BuildDeps['config'] & Pick<Config, 'UPLOAD_TTL_S'>;
 }
 

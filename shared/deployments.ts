@@ -19,7 +19,15 @@ export type Provider = z.infer<typeof Provider>;
 export type DeploymentSource =
   | { type: 'image'; image: string }
   | { type: 'upload'; uploadId: string; dockerfilePath?: string }
-  | { type: 'git'; repoUrl: string; branch?: string; gitTokenSecretId?: string; dockerfilePath?: string };
+  | {
+      type: 'git';
+      repoUrl: string;
+      branch?: string;
+      gitTokenSecretId?: string;
+      /** Vault environment the token must come from (the deploy's; PRODUCTION by default). */
+      vaultEnvironment?: 'DEVELOPMENT' | 'STAGING' | 'PRODUCTION';
+      dockerfilePath?: string;
+    };
 
 export interface DeploymentEvent {
   status: DeploymentStatus;

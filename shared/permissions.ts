@@ -12,6 +12,8 @@ export const PERMISSIONS = [
   'token.manage',
   'sales.manage',
   'secret.manage',
+  /** Send a vault secret where a deploy names (a Git token to repoUrl's host): more than deployment.create. */
+  'secret.use',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -28,6 +30,7 @@ const WRITE: Permission[] = [
   'project.update',
   'token.manage',
   'secret.manage',
+  'secret.use',
 ];
 
 export const ROLE_PERMISSIONS: Record<OrgRole, readonly Permission[]> = {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 
+import { SECRET_ENVIRONMENTS } from '../../shared/db/secrets-store';
 import { DeploymentStatus, Provider } from '../../shared/deployments';
 
 const name = z
@@ -85,11 +86,14 @@ export const SourceDeployRequest = z
       .regex(/^(?!-)[^\s~^:?*[\\]+$/, 'a Git branch name')
       .optional()
       .meta({ description: "Branch to build; the repository's default branch when absent" }),
-    gitTokenSecretId: z
-      .string()
-      .min(1)
+    gitTokenSecretId: z.string().min(1).optional().meta({
+      description:
+        "Vault secret holding a private-repository token; needs the secret.use permission, an https:// repoUrl on a host in the secret's allowedHosts, and the secret in vaultEnvironment",
+    }),
+    vaultEnvironment: z
+      .enum(SECRET_ENVIRONMENTS)
       .optional()
-      .meta({ description: 'Vault secret holding a private-repository token' }),
+      .meta({ description: 'Vault environment the secrets of this deploy come from; PRODUCTION when absent' }),
     dockerfilePath: z
       .string()
       .min(1)

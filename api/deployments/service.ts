@@ -7,14 +7,16 @@ import { deploymentWorkflowId, LABELS, SEARCH_ATTRIBUTES } from '../../shared/co
 import type { DeploymentStore } from '../../shared/db/deployments-store';
 import type { LogStore } from '../../shared/db/logs-store';
 import { isDuplicateKey } from '../../shared/db/mongo';
+import type { SecretEnvironment } from '../../shared/db/secrets-store';
 import type { UploadStore } from '../../shared/db/uploads-store';
 import type { DeploymentRecord, DeploymentSource, DeploymentStatus, Provider } from '../../shared/deployments';
 import { type LogLine, readContainerLogs } from '../../shared/engine/logs';
 import { AppError } from '../../shared/errors';
 import type { Principal } from '../../shared/identity';
 import { privateTargetReason } from '../../shared/net-guard';
+import { roleAllows } from '../../shared/permissions';
 import { PLAN_POLICIES } from '../../shared/plans';
-import type { Vault } from '../../shared/secrets/vault';
+import { gitSecretRefusal, type Vault } from '../../shared/secrets/vault';
 import { type DeploymentWorkflowInput, destroySignal } from '../../workflows';
 import { providerAvailability } from './providers';
 import type { Quota } from './quota';
@@ -35,7 +37,7 @@ export interface DeploymentServiceDeps {
   store: DeploymentStore;
   logs: LogStore;
   uploads: Pick<UploadStore, 'get'>;
-  vault: Pick<Vault, 'exists'>;
+  vault: Pick<Vault, 'describe'>;
   temporal: Client;
   docker: Docker;
   quota: Pick<Quota, 'acquire' | 'confirm'>;
@@ -171,6 +173,37 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
     return record;
   }
 
+  /**
+   * A Git token leaves the vault only for a caller allowed to send secrets (secret.use, beyond deployment.create),
+   * over https to a host the secret is bound to, from the deploy's vault environment. The worker checks the
+   * binding again before it opens the value.
+   */
+  async function gitSecret(principal: Principal, id: string, repoUrl: string, environment: SecretEnvironment) {
+    if (!principal.token.scopes.includes('secret.use') || !roleAllows(principal.user.role, 'secret.use')) {
+      throw new AppError(
+        'INSUFFICIENT_SCOPE',
+        "gitTokenSecretId needs the secret.use permission (in the token's scopes and your role); deploy without it or use a token that has it.",
+        { required: 'secret.use' },
+      );
+    }
+    const summary = await deps.vault.describe(principal.org._id, id);
+    if (!summary) {
+      throw new AppError(
+        'INVALID_REQUEST',
+        `gitTokenSecretId ${id} is not a secret of this organisation; create one with POST /platform/secrets.`,
+        { gitTokenSecretId: id },
+      );
+    }
+    const refusal = gitSecretRefusal(summary, {
+      url: repoUrl,
+      environment,
+      allowHttp: deps.config.ALLOW_PRIVATE_GIT_HOSTS,
+    });
+    if (refusal)
+      throw new AppError('INVALID_REQUEST', `gitTokenSecretId is refused: ${refusal}.`, { gitTokenSecretId: id });
+    return id;
+  }
+
   async function get(principal: Principal, id: string): Promise<DeploymentRecord> {
     const record = await store.get(principal.org._id, id);
     if (!record) throw notFound(id);
@@ -188,6 +221,7 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
         repoUrl?: string;
         branch?: string;
         gitTokenSecretId?: string;
+        vaultEnvironment?: SecretEnvironment;
         dockerfilePath?: string;
       },
       origin: DeploymentRecord['origin'],
@@ -209,6 +243,10 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
           ...(input.dockerfilePath ? { dockerfilePath: input.dockerfilePath } : {}),
         };
       } else {
+        const vaultEnvironment = input.vaultEnvironment ?? 'PRODUCTION';
+        const secret = input.gitTokenSecretId
+          ? await gitSecret(principal, input.gitTokenSecretId, input.repoUrl!, vaultEnvironment)
+          : undefined;
         // Refused here so the caller hears at once; the worker checks again when it clones (DNS may change).
         const blocked = deps.config.ALLOW_PRIVATE_GIT_HOSTS
           ? undefined
@@ -218,18 +256,11 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
             repoUrl: input.repoUrl,
           });
         }
-        if (input.gitTokenSecretId && !(await deps.vault.exists(principal.org._id, input.gitTokenSecretId))) {
-          throw new AppError(
-            'INVALID_REQUEST',
-            `gitTokenSecretId ${input.gitTokenSecretId} is not a secret of this organisation; create one with POST /platform/secrets.`,
-            { gitTokenSecretId: input.gitTokenSecretId },
-          );
-        }
         source = {
           type: 'git',
           repoUrl: input.repoUrl!,
           ...(input.branch ? { branch: input.branch } : {}),
-          ...(input.gitTokenSecretId ? { gitTokenSecretId: input.gitTokenSecretId } : {}),
+          ...(secret ? { gitTokenSecretId: secret, vaultEnvironment } : {}),
           ...(input.dockerfilePath ? { dockerfilePath: input.dockerfilePath } : {}),
         };
       }

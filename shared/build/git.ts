@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-import { privateTargetReason } from '../net-guard';
+import { type LookupAll, OutboundTargetError, type ResolvedTarget, resolveTarget } from '../net-guard';
 
 /** A clone that could not be made, with a message fit for the deployment's log and error (never the token). */
 export class GitError extends Error {
@@ -18,6 +18,8 @@ export interface CloneOptions {
   dest: string;
   maxBytes: number;
   allowPrivateHosts: boolean;
+  /** How the host is resolved (tests stand in a resolver for DNS they cannot control). */
+  lookup?: LookupAll;
   signal: AbortSignal;
   log: (line: string) => void;
 }
@@ -60,10 +62,19 @@ function explain(stderr: string, opts: CloneOptions): string {
  */
 export async function cloneRepository(opts: CloneOptions): Promise<{ commit: string }> {
   const url = new URL(opts.url);
-  if (!opts.allowPrivateHosts) {
-    const reason = await privateTargetReason(url);
-    if (reason) throw new GitError(`refusing to clone ${opts.url}: ${reason} (ALLOW_PRIVATE_GIT_HOSTS is off)`);
+  // Resolved once and pinned: git connects to the address that was checked, so a name that resolves to a public
+  // address for the check and a private one for the connection (DNS rebinding) gets nowhere.
+  let target: ResolvedTarget;
+  try {
+    target = await resolveTarget(url, { allowPrivate: opts.allowPrivateHosts, lookup: opts.lookup });
+  } catch (err) {
+    if (!(err instanceof OutboundTargetError)) throw err;
+    const off = err.kind === 'special' ? ' (ALLOW_PRIVATE_GIT_HOSTS is off)' : '';
+    throw new GitError(`refusing to clone ${opts.url}: ${err.reason}${off}`);
   }
+  const pinned = target.family === 6 ? `[${target.address}]` : target.address;
+  // git:// has no curl underneath: connect to the address itself (the daemon ignores the host it is told).
+  const cloneUrl = url.protocol === 'git:' ? Object.assign(new URL(url), { hostname: pinned }).toString() : opts.url;
   const secrets: string[] = [];
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -93,6 +104,8 @@ export async function cloneRepository(opts: CloneOptions): Promise<{ commit: str
     'protocol.file.allow=never',
     '-c',
     'protocol.ext.allow=never',
+    '-c',
+    `http.curloptResolve=${target.host}:${target.port}:${pinned}`,
     'clone',
     '--depth=1',
     '--single-branch',
@@ -100,7 +113,7 @@ export async function cloneRepository(opts: CloneOptions): Promise<{ commit: str
     '--progress',
     ...(opts.branch ? ['--branch', opts.branch] : []),
     '--',
-    opts.url,
+    cloneUrl,
     checkout,
   ];
   opts.log(`$ git clone --depth=1 ${opts.branch ? `--branch ${opts.branch} ` : ''}${opts.url}`);

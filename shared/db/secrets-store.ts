@@ -12,6 +12,11 @@ export interface SecretRecord {
   orgId: string;
   name: string;
   environment: SecretEnvironment;
+  /**
+   * Hosts a Git token may be sent to (lower case); the worker sends it nowhere else. Absent on secrets stored
+   * before the binding existed: those cannot be used for Git until stored again with their hosts.
+   */
+  allowedHosts?: string[];
   value: Sealed;
   createdBy: string;
   createdAt: Date;

@@ -40,13 +40,20 @@ export type GitDaemon = Awaited<ReturnType<typeof startGitDaemon>>;
  * A smart-HTTP Git server on loopback: git's own `git http-backend` as CGI behind node's http server,
  * so clones go through the same protocol (and auth challenge) as against a real forge.
  */
-export async function startGitServer() {
+export async function startGitServer(opts: { host?: string } = {}) {
+  const host = opts.host ?? '127.0.0.1';
+  /** Every request, with the credentials it carried: tests prove a secret never reached this server. */
+  const requests: { path: string; authorization?: string }[] = [];
   const root = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-git-'));
   const projectRoot = path.join(root, 'repos');
   await fs.mkdir(projectRoot);
   const tokens = new Map<string, string>();
 
   const server = http.createServer((req, res) => {
+    requests.push({
+      path: req.url ?? '/',
+      ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
+    });
     const repo = /^\/(.+?\.git)(?:\/|$)/.exec(new URL(req.url ?? '/', 'http://git.invalid').pathname)?.[1];
     const token = repo === undefined ? undefined : tokens.get(repo);
     const user = token === undefined ? undefined : basicAuthUser(req.headers.authorization, token);
@@ -57,12 +64,13 @@ export async function startGitServer() {
     }
     gitHttpBackend(req, res, projectRoot, user);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  const url = `http://${host}:${(server.address() as AddressInfo).port}`;
   let daemon: Promise<GitDaemon> | undefined;
 
   return {
     url,
+    requests,
     /** Where the bare repositories live; `startGitDaemon(projectRoot)` serves the public ones over git://. */
     projectRoot,
     /** Commits `files` (a fixture directory or name → content) as a fresh repo; returns its clone URL. */

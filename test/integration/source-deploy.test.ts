@@ -60,7 +60,6 @@ describe('deploy from source', () => {
       UPLOAD_MAX_BYTES: String(1024 * 1024),
       RATE_LIMIT_COMPAT_WRITES_PER_HOUR: '10000',
       RATE_LIMIT_COMPAT_READS_PER_MIN: '100000',
-      RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: '10000',
       RATE_LIMIT_PLATFORM_PER_15MIN: '10000',
     });
   }, 300_000);
@@ -227,7 +226,7 @@ describe('deploy from source', () => {
       const api = await org();
       const secret = await api.post<{ status: string; data: { id: string; name: string } & Body }>(
         '/platform/secrets',
-        { name: 'GITLAB_TOKEN', value: TOKEN, environment: 'PRODUCTION' },
+        { name: 'GITLAB_TOKEN', value: TOKEN, environment: 'PRODUCTION', allowedHosts: ['127.0.0.1'] },
       );
       expect(secret.status).toBe(200);
       expect(JSON.stringify(secret.body)).not.toContain(TOKEN);
@@ -247,14 +246,20 @@ describe('deploy from source', () => {
   });
 
   describe('refuses bad input with a clear reason, leaving nothing behind', () => {
-    it('a zip-slip entry', async () => {
+    it('a zip-slip entry, writing nothing outside the extraction directory', async () => {
       const api = await org();
-      const zip = rawZip([
-        { name: 'index.html', data: 'ok' },
-        { name: '../../escaped.txt', data: 'owned' },
-      ]);
-      await expectBuildFailure(api, await deploy(api, { uploadId: await upload(api, zip) }), /outside|zip-slip|\.\./i);
-      await expect(fs.access(path.join(workDir, '..', 'escaped.txt'))).rejects.toThrow();
+      // Extraction goes to <workDir>/<build>/src: one `..` per level lands a file in <build>, in workDir, in its parent.
+      const names = [1, 2, 3].map((up) => `${'../'.repeat(up)}escaped-${randomBytes(4).toString('hex')}.txt`);
+      const zip = rawZip([{ name: 'index.html', data: 'ok' }, ...names.map((name) => ({ name, data: 'owned' }))]);
+      const id = await deploy(api, { uploadId: await upload(api, zip) });
+      await expectBuildFailure(api, id, /outside|zip-slip|\.\./i);
+      // Where each entry would have landed, were it written; the build directory itself is removed after any build,
+      // so the first entry is also searched for under workDir while the deploy ran (nothing) and after (nothing).
+      const landed = names.map((name) => path.resolve(workDir, `${id}-r1-a1`, 'src', name));
+      expect(landed.slice(1).map((f) => path.dirname(f))).toEqual([workDir, path.dirname(workDir)]);
+      for (const file of landed) await expect(fs.access(file)).rejects.toThrow();
+      const everywhere = await fs.readdir(workDir, { recursive: true });
+      expect(everywhere.filter((f) => f.includes('escaped-'))).toEqual([]);
     });
 
     it('a symlink pointing out of the tree', async () => {
@@ -322,6 +327,7 @@ describe('deploy from source', () => {
         name: 'WRONG',
         value: 'not-the-token',
         environment: 'PRODUCTION',
+        allowedHosts: ['127.0.0.1'],
       });
       await expectBuildFailure(
         api,

@@ -40,7 +40,8 @@ describe('extractZip', () => {
     expect(await soleTopLevelDir(out)).toBe(path.join(out, 'site'));
   });
 
-  it('refuses zip-slip names, absolute paths and backslashes', async () => {
+  it('refuses zip-slip names, absolute paths and backslashes, writing nothing where they point', async () => {
+    // Extraction goes to <tmp>/out: each of these would land in <tmp> itself, next to the archive.
     await refused(
       rawZip([
         { name: 'ok.txt', data: 'x' },
@@ -48,10 +49,13 @@ describe('extractZip', () => {
       ]),
       /zip-slip/,
     );
+    await expect(fs.access(path.join(tmp, 'evil.txt'))).rejects.toThrow();
     await refused(rawZip([{ name: '/etc/evil', data: 'x' }]), /absolute path/);
     await refused(rawZip([{ name: 'C:/evil', data: 'x' }]), /absolute path/);
     // Backslashes are read as separators, as Windows zip tools mean them: still zip-slip.
-    await refused(rawZip([{ name: '..\\evil', data: 'x' }]), /zip-slip/);
+    await refused(rawZip([{ name: '..\\evil-backslash', data: 'x' }]), /zip-slip/);
+    await expect(fs.access(path.join(tmp, 'evil-backslash'))).rejects.toThrow();
+    expect((await fs.readdir(tmp)).sort()).toEqual(['a.zip']);
   });
 
   it('refuses symlinks that lead out of the tree, relative or absolute', async () => {

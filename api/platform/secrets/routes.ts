@@ -12,6 +12,7 @@ const view = (s: Summary) => ({
   id: s._id,
   name: s.name,
   environment: s.environment,
+  ...(s.allowedHosts ? { allowedHosts: s.allowedHosts } : {}),
   createdAt: s.createdAt.toISOString(),
 });
 

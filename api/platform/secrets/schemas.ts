@@ -1,6 +1,11 @@
+import net from 'node:net';
+
 import { z } from 'zod';
 
 import { SECRET_ENVIRONMENTS } from '../../../shared/db/secrets-store';
+
+// DNS names as RFC 1123 spells them; no wildcards: a token goes to hosts named one by one.
+const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
 export const CreateSecretRequest = z
   .object({
@@ -15,6 +20,23 @@ export const CreateSecretRequest = z
       .max(64 * 1024)
       .meta({ description: 'Stored encrypted (AES-256-GCM); never returned' }),
     environment: z.enum(SECRET_ENVIRONMENTS).default('PRODUCTION'),
+    allowedHosts: z
+      .array(
+        z
+          .string()
+          .max(253)
+          .refine(
+            (h) => HOSTNAME.test(h) || net.isIP(h) !== 0,
+            'a host name such as github.com (no scheme, port or path)',
+          ),
+      )
+      .min(1)
+      .max(20)
+      .optional()
+      .meta({
+        description:
+          'Hosts this secret may be sent to as a Git token (e.g. ["github.com"]); a Git deploy to any other host is refused. Required for gitTokenSecretId.',
+      }),
   })
   .strict()
   .meta({ id: 'CreateSecretRequest' });
@@ -26,6 +48,7 @@ export const SecretSummary = z
     id: z.uuid().meta({ description: 'Pass as gitTokenSecretId to deploy a private repository' }),
     name: z.string(),
     environment: z.enum(SECRET_ENVIRONMENTS),
+    allowedHosts: z.array(z.string()).optional().meta({ description: 'Hosts it may be sent to as a Git token' }),
     createdAt: z.iso.datetime(),
   })
   .meta({ id: 'SecretSummary' });
