@@ -33,6 +33,8 @@ export async function startService(extraEnv: Record<string, string> = {}) {
     RATE_LIMIT_COMPAT_READS_PER_MIN: '100000000',
     RATE_LIMIT_COMPAT_WRITES_PER_HOUR: '100000000',
     RATE_LIMIT_PLATFORM_PER_15MIN: '100000000',
+    // Benches deploy far more than 10 in 15 minutes from one user.
+    RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: '100000000',
     QUOTA_MULTIPLIER: '1000',
     ...extraEnv,
   };
