@@ -4,6 +4,7 @@ import { config, ConfigError } from '../shared/config';
 import { connectMongo } from '../shared/db/mongo';
 import { createDockerClient } from '../shared/engine/docker-client';
 import { createLogger } from '../shared/logger';
+import { logUnexpectedErrors } from '../shared/process-guard';
 import { createRedis } from '../shared/redis';
 import { createS3Client } from '../shared/s3';
 import { connectTemporal } from '../shared/temporal';
@@ -13,6 +14,7 @@ import { composeApi } from './compose';
 async function main() {
   const cfg = config();
   const log = createLogger('api', cfg.LOG_LEVEL);
+  logUnexpectedErrors(log, 'api');
   const database = await connectMongo(cfg.MONGODB_URL, cfg.MONGODB_DB);
   const connection = await connectTemporal(cfg);
   const temporal = new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE });

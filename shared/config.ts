@@ -53,6 +53,11 @@ const schema = z.object({
   ENGINE_PUBLIC_HOST: z.string().min(1).default('127.0.0.1'),
   /** Host address container ports are published on; 0.0.0.0 exposes deployments beyond this machine. */
   ENGINE_BIND_IP: z.union([z.ipv4(), z.ipv6()]).default('127.0.0.1'),
+  /**
+   * Image deploys naming a registry on a loopback/private/special address are refused unless this is set: the
+   * engine daemon pulls from the host's own network (tests push to a registry on loopback).
+   */
+  ALLOW_PRIVATE_REGISTRIES: bool.default(false),
   /** Seconds a new container has to answer on its port before the deploy fails. */
   DEPLOY_READY_TIMEOUT_S: z.coerce.number().int().min(1).max(3600).default(60),
 

@@ -1,6 +1,7 @@
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 
+import { ensureHostIsolation } from '../activities/providers/host-firewall';
 import { config, ConfigError } from '../shared/config';
 import { createDeploymentStore } from '../shared/db/deployments-store';
 import { createLogStore } from '../shared/db/logs-store';
@@ -10,6 +11,7 @@ import { createSecretStore } from '../shared/db/secrets-store';
 import { createUploadStore } from '../shared/db/uploads-store';
 import { createDockerClient } from '../shared/engine/docker-client';
 import { createLogger } from '../shared/logger';
+import { logUnexpectedErrors } from '../shared/process-guard';
 import { createS3Client } from '../shared/s3';
 import { createVault } from '../shared/secrets/vault';
 import { createDeploymentWorker } from './create-worker';
@@ -19,6 +21,15 @@ import { ensureSearchAttributes } from './search-attributes';
 async function main() {
   const cfg = config();
   const log = createLogger('worker', cfg.LOG_LEVEL);
+  logUnexpectedErrors(log, 'worker');
+  // Tenant containers must not reach services of this host nor private networks (host-firewall.ts).
+  const isolation = await ensureHostIsolation({ dockerHost: cfg.DOCKER_HOST });
+  if (!isolation.applied) {
+    log.warn(
+      { reason: isolation.reason },
+      'host isolation of tenant containers is NOT installed: they can reach services of the engine host and private networks; install the rules by hand (README, "Tenant isolation")',
+    );
+  }
   const database = await connectMongo(cfg.MONGODB_URL, cfg.MONGODB_DB);
   const connection = await NativeConnection.connect({
     address: cfg.TEMPORAL_ADDRESS,
@@ -40,6 +51,7 @@ async function main() {
       docker: createDockerClient(cfg.DOCKER_HOST),
       publicHost: cfg.ENGINE_PUBLIC_HOST,
       bindIp: cfg.ENGINE_BIND_IP,
+      allowPrivateRegistries: cfg.ALLOW_PRIVATE_REGISTRIES,
     },
     s3: createS3Client(cfg),
     uploads: createUploadStore(database.db),

@@ -130,7 +130,7 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
         image = input.source.image;
         await record('deploying', `preparing image ${image}`);
       }
-      const { pulled } = await ensureImage(image);
+      const { pulled } = await ensureImage(image, input.orgId);
       phase = 'start';
       const started = await startContainer({ ...input, image });
       await record(

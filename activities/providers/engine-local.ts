@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import net from 'node:net';
 
 import { heartbeat } from '@temporalio/activity';
@@ -6,6 +7,8 @@ import type Docker from 'dockerode';
 
 import { LABELS } from '../../shared/constants';
 import { readContainerLogs as readLogs } from '../../shared/engine/logs';
+import { createEngineImages } from './engine-images';
+import { BRIDGE_PREFIX } from './host-firewall';
 
 export interface ContainerSpec {
   deploymentId: string;
@@ -30,9 +33,28 @@ export interface EngineLocalDeps {
   publicHost: string;
   /** Host address the container port is published on. */
   bindIp: string;
+  /** Pull from registries on loopback/private addresses (tests' local registry); refused when absent or false. */
+  allowPrivateRegistries?: boolean;
 }
 
 const networkName = (orgId: string) => `slipway-org-${orgId}`;
+/**
+ * The org network's bridge interface: a known prefix, so host-firewall.ts's `slw+` rules cover every tenant bridge
+ * (Linux allows 15 characters: the prefix and 11 hex characters of the org's hash).
+ */
+export const bridgeName = (orgId: string) =>
+  `${BRIDGE_PREFIX}${createHash('sha256')
+    .update(orgId)
+    .digest('hex')
+    .slice(0, 15 - BRIDGE_PREFIX.length)}`;
+const BRIDGE_NAME_OPTION = 'com.docker.network.bridge.name';
+/**
+ * What an ordinary app needs: change file owners and modes of its own files, drop to another user, bind ports
+ * below 1024, signal its children. Everything else (raw sockets, mknod, ptrace, namespaces…) stays dropped.
+ */
+const CAP_ADD = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'SETGID', 'SETUID', 'NET_BIND_SERVICE', 'KILL'];
+/** json-file rotation: a chatty app keeps at most 3 × 10 MB of logs on the host. */
+const LOG_CONFIG = { Type: 'json-file', Config: { 'max-size': '10m', 'max-file': '3' } };
 const containerName = (s: Pick<ContainerSpec, 'deploymentId' | 'revision'>) =>
   `slipway-${s.deploymentId}-r${s.revision}`;
 
@@ -78,59 +100,45 @@ async function crashedBeforeReady(
 }
 
 /** engine_local: deployments as containers on a Docker Engine, one bridge network per organisation. */
-export function createEngineLocal({ docker, publicHost, bindIp }: EngineLocalDeps) {
+export function createEngineLocal({ docker, publicHost, bindIp, allowPrivateRegistries }: EngineLocalDeps) {
+  const images = createEngineImages({ docker, allowPrivateRegistries: allowPrivateRegistries ?? false });
   return {
-    /** Uses the local image when present, pulls it otherwise; an image that cannot be had fails the deploy. */
-    async ensureImage(image: string): Promise<{ pulled: boolean }> {
-      try {
-        await docker.getImage(image).inspect();
-        return { pulled: false };
-      } catch (err) {
-        if (statusCode(err) !== 404) throw err;
-      }
-      try {
-        const stream = await docker.pull(image);
-        await new Promise<void>((resolve, reject) =>
-          docker.modem.followProgress(
-            stream,
-            (e) => (e ? reject(e) : resolve()),
-            () => heartbeat(),
-          ),
-        );
-        return { pulled: true };
-      } catch (err) {
-        throw ApplicationFailure.create({
-          nonRetryable: true,
-          type: 'ImagePullFailed',
-          message: `image ${image} is not present on the engine and could not be pulled: ${(err as Error).message}`,
-        });
-      }
-    },
+    /** The deploy's image, local or pulled, and only one the org may use (engine-images.ts). */
+    ensureImage: images.ensureImage,
 
     /**
-     * The org's bridge network, by ID. Docker allows two networks of one name, and two deploys of an org can race
-     * to create it; every caller converges on the oldest one and removes the extras.
+     * The org's bridge network, by ID, on the bridge interface `bridgeName(orgId)`. The engine refuses a second
+     * network on one bridge name, so two deploys racing to create it converge on the one that won. A network from
+     * before bridge names (outside the firewall's reach) is removed once empty and replaced.
      */
     async ensureNetwork(orgId: string): Promise<string> {
       const name = networkName(orgId);
+      const bridge = bridgeName(orgId);
       const canonical = async () => {
         const found = (await docker.listNetworks({ filters: { name: [name] } })).filter((n) => n.Name === name);
-        found.sort((x, y) => x.Created.localeCompare(y.Created) || x.Id.localeCompare(y.Id));
-        for (const extra of found.slice(1))
+        const isolated = found.filter((n) => n.Options?.[BRIDGE_NAME_OPTION] === bridge);
+        for (const legacy of found.filter((n) => !isolated.includes(n)))
+          // The engine refuses to remove a network in use: those go when their last container does.
           await docker
-            .getNetwork(extra.Id)
+            .getNetwork(legacy.Id)
             .remove()
             .catch(() => undefined);
-        return found[0]?.Id;
+        return isolated[0]?.Id;
       };
       const existing = await canonical();
       if (existing) return existing;
-      await docker.createNetwork({
-        Name: name,
-        Driver: 'bridge',
-        CheckDuplicate: true,
-        Labels: { [LABELS.managed]: 'true', [LABELS.orgId]: orgId },
-      });
+      try {
+        await docker.createNetwork({
+          Name: name,
+          Driver: 'bridge',
+          Options: { [BRIDGE_NAME_OPTION]: bridge },
+          Labels: { [LABELS.managed]: 'true', [LABELS.orgId]: orgId },
+        });
+      } catch (err) {
+        const won = await canonical();
+        if (won) return won;
+        throw err;
+      }
       const id = await canonical();
       if (!id) throw new Error(`network ${name} vanished right after it was created`);
       return id;
@@ -140,6 +148,8 @@ export function createEngineLocal({ docker, publicHost, bindIp }: EngineLocalDep
     async startContainer(spec: ContainerSpec): Promise<StartedContainer> {
       const name = containerName(spec);
       const network = await this.ensureNetwork(spec.orgId);
+      // Checked again here, and run by ID: the tag may have moved since ensureImage.
+      const imageId = await images.usableImageId(spec.image, spec.orgId);
       const portKey = `${spec.port}/tcp`;
       let container = docker.getContainer(name);
       try {
@@ -148,7 +158,7 @@ export function createEngineLocal({ docker, publicHost, bindIp }: EngineLocalDep
         if (statusCode(err) !== 404) throw err;
         container = await docker.createContainer({
           name,
-          Image: spec.image,
+          Image: imageId,
           Env: Object.entries(spec.envVars).map(([k, v]) => `${k}=${v}`),
           ExposedPorts: { [portKey]: {} },
           Labels: {
@@ -164,6 +174,10 @@ export function createEngineLocal({ docker, publicHost, bindIp }: EngineLocalDep
             NanoCpus: Math.round(spec.limits.cpus * 1e9),
             PidsLimit: spec.limits.pids,
             RestartPolicy: { Name: 'unless-stopped' },
+            SecurityOpt: ['no-new-privileges'],
+            CapDrop: ['ALL'],
+            CapAdd: CAP_ADD,
+            LogConfig: LOG_CONFIG,
           },
         });
       }

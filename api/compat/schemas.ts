@@ -2,6 +2,7 @@ import { z } from 'zod';
 
 import { SECRET_ENVIRONMENTS } from '../../shared/db/secrets-store';
 import { DeploymentStatus, Provider } from '../../shared/deployments';
+import { imageReferenceProblem } from '../../shared/images/reference';
 
 const name = z
   .string()
@@ -56,8 +57,16 @@ export const DeployRequest = z
       .string()
       .min(1)
       .max(512)
-      .regex(/^\S+$/, 'an image reference without spaces')
-      .meta({ description: 'Container image reference' }),
+      .superRefine((value, ctx) => {
+        // The reference grammar, before anything reaches the engine: "../../../etc/passwd" is not an image.
+        const why = imageReferenceProblem(value);
+        if (why) ctx.addIssue({ code: 'custom', message: why });
+      })
+      .meta({
+        description:
+          'Container image reference (distribution grammar): [registry/]repository[:tag][@sha256:digest], ' +
+          'e.g. nginx:1.27 or registry.example.com/team/app:2. Image IDs and ID prefixes are not accepted.',
+      }),
     name,
     port,
     envVars,

@@ -13,6 +13,7 @@ import type { DeploymentRecord, DeploymentSource, DeploymentStatus, Provider } f
 import { type LogLine, readContainerLogs } from '../../shared/engine/logs';
 import { AppError } from '../../shared/errors';
 import type { Principal } from '../../shared/identity';
+import { imageDeployRefusal } from '../../shared/images/registry-guard';
 import { privateTargetReason } from '../../shared/net-guard';
 import { roleAllows } from '../../shared/permissions';
 import { PLAN_POLICIES } from '../../shared/plans';
@@ -48,6 +49,7 @@ export interface DeploymentServiceDeps {
     | 'QUOTA_MULTIPLIER'
     | 'BUILD_TIMEOUT_S'
     | 'ALLOW_PRIVATE_GIT_HOSTS'
+    | 'ALLOW_PRIVATE_REGISTRIES'
   >;
 }
 
@@ -211,8 +213,17 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
   }
 
   return {
-    deployImage: (principal: Principal, input: DeployInput & { image: string }, origin: DeploymentRecord['origin']) =>
-      create(principal, input, { type: 'image', image: input.image }, origin),
+    async deployImage(
+      principal: Principal,
+      input: DeployInput & { image: string },
+      origin: DeploymentRecord['origin'],
+    ) {
+      const refused = await imageDeployRefusal(input.image, {
+        allowPrivateRegistries: deps.config.ALLOW_PRIVATE_REGISTRIES,
+      });
+      if (refused) throw new AppError('INVALID_REQUEST', refused, { image: input.image });
+      return create(principal, input, { type: 'image', image: input.image }, origin);
+    },
 
     async deploySource(
       principal: Principal,

@@ -118,3 +118,14 @@ export function tryParseImageReference(text: string): ImageReference | undefined
     return undefined;
   }
 }
+
+/** Why `text` is not an image reference (a message for the caller), or undefined when it is one. */
+export function imageReferenceProblem(text: string): string | undefined {
+  try {
+    parseImageReference(text);
+    return undefined;
+  } catch (err) {
+    if (err instanceof ImageReferenceError) return err.message;
+    throw err;
+  }
+}

@@ -1,5 +1,5 @@
 import { privateTargetReason } from '../net-guard';
-import { DEFAULT_REGISTRY, type ImageReference } from './reference';
+import { DEFAULT_REGISTRY, type ImageReference, ImageReferenceError, parseImageReference } from './reference';
 
 /**
  * Why the engine must not pull from `ref`'s registry, or undefined. The engine daemon contacts that host itself,
@@ -21,4 +21,22 @@ export async function registryRefusal(
   return reason
     ? `images from the registry ${ref.registryHost} are refused: ${reason}; only public registries are allowed`
     : undefined;
+}
+
+/**
+ * Why an image deploy of `image` must be refused before it is accepted (a message for the caller), or undefined:
+ * not a reference by the grammar, or a registry on a private address. The worker checks both again.
+ */
+export async function imageDeployRefusal(
+  image: string,
+  opts: { allowPrivateRegistries: boolean },
+): Promise<string | undefined> {
+  let ref: ImageReference;
+  try {
+    ref = parseImageReference(image);
+  } catch (err) {
+    if (err instanceof ImageReferenceError) return err.message;
+    throw err;
+  }
+  return registryRefusal(ref, opts);
 }

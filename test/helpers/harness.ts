@@ -5,6 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { DestinationStream } from 'pino';
 
+import { ensureHostIsolation } from '../../activities/providers/host-firewall';
 import { buildApp } from '../../api/app';
 import { composeApi } from '../../api/compose';
 import { parseConfig } from '../../shared/config';
@@ -64,6 +65,8 @@ export async function startHarness(
   const redisClients = [redis];
   const deps = await composeApi({ config, log, database, redis, temporal, docker, s3 });
 
+  // As worker/main.ts does at start: tenant containers cannot reach the host nor private networks.
+  if (opts.worker !== false) await ensureHostIsolation({ dockerHost: config.DOCKER_HOST });
   const workerConnection =
     opts.worker === false ? undefined : await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const worker =
@@ -76,7 +79,12 @@ export async function startHarness(
       logs: createLogStore(database.db),
       sales: createSalesStore(database.db),
       allowPrivateWebhookTargets: config.ALLOW_PRIVATE_WEBHOOK_TARGETS,
-      engine: { docker, publicHost: config.ENGINE_PUBLIC_HOST, bindIp: config.ENGINE_BIND_IP },
+      engine: {
+        docker,
+        publicHost: config.ENGINE_PUBLIC_HOST,
+        bindIp: config.ENGINE_BIND_IP,
+        allowPrivateRegistries: config.ALLOW_PRIVATE_REGISTRIES,
+      },
       s3,
       uploads: createUploadStore(database.db),
       vault: createVault({ store: createSecretStore(database.db), key: config.SECRETS_KEY }),

@@ -11,7 +11,12 @@ describe('engine_local provider (real Docker Engine, local registry)', () => {
   let registry: Awaited<ReturnType<typeof startRegistry>>;
 
   beforeAll(async () => {
-    h = await startHarness('engine', { RATE_LIMIT_COMPAT_READS_PER_MIN: '100000', DEPLOY_READY_TIMEOUT_S: '5' });
+    h = await startHarness('engine', {
+      RATE_LIMIT_COMPAT_READS_PER_MIN: '100000',
+      DEPLOY_READY_TIMEOUT_S: '5',
+      // The pull path is tested against a registry on loopback, which production refuses.
+      ALLOW_PRIVATE_REGISTRIES: 'true',
+    });
     registry = await startRegistry();
   });
   afterAll(async () => {

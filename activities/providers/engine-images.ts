@@ -1,0 +1,95 @@
+import { heartbeat, log } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type Docker from 'dockerode';
+
+import { EngineRequestRefused } from '../../shared/engine/docker-client';
+import { imageNotFoundMessage, resolveImage } from '../../shared/images/ownership';
+import { type ImageReference, ImageReferenceError, parseImageReference } from '../../shared/images/reference';
+import { registryRefusal } from '../../shared/images/registry-guard';
+
+/**
+ * Bad input is a failed deploy, never a retry: the api validates too, but workflows started by older code or by
+ * hand reach the worker unvalidated.
+ */
+function parseOrFail(image: string): ImageReference {
+  try {
+    return parseImageReference(image);
+  } catch (err) {
+    if (err instanceof ImageReferenceError) {
+      throw ApplicationFailure.create({ nonRetryable: true, type: 'InvalidImageReference', message: err.message });
+    }
+    throw err;
+  }
+}
+
+const notFound = (reference: string) =>
+  ApplicationFailure.create({ nonRetryable: true, type: 'ImageNotFound', message: imageNotFoundMessage(reference) });
+
+/** An engine call the client refused is the input's fault: fail the deploy plainly, do not retry it. */
+function refusedToFailure(err: unknown): never {
+  if (err instanceof EngineRequestRefused) {
+    throw ApplicationFailure.create({ nonRetryable: true, type: 'EngineRequestRefused', message: err.message });
+  }
+  throw err;
+}
+
+/** Pulls `reference`; the engine's own words go to the worker log only (they can carry registry internals). */
+async function pull(docker: Docker, reference: string): Promise<void> {
+  try {
+    const stream = await docker.pull(reference);
+    await new Promise<void>((resolve, reject) =>
+      docker.modem.followProgress(
+        stream,
+        (e, output: { error?: string }[] | undefined) => {
+          const failed = e ?? output?.find((o) => o.error)?.error;
+          if (failed) reject(failed instanceof Error ? failed : new Error(String(failed)));
+          else resolve();
+        },
+        () => heartbeat(),
+      ),
+    );
+  } catch (err) {
+    log.warn('image pull failed', { reference, error: err instanceof Error ? err.message : String(err) });
+  }
+}
+
+/** The deploy's image: only a reference the org may use, only pulled from registries that may be contacted. */
+export function createEngineImages({
+  docker,
+  allowPrivateRegistries,
+}: {
+  docker: Docker;
+  allowPrivateRegistries: boolean;
+}) {
+  return {
+    /**
+     * Uses the local image when it is there and the org's to use, pulls it otherwise. Another organisation's image
+     * fails exactly as an absent one does (same type, message and phase).
+     */
+    async ensureImage(image: string, orgId: string | undefined): Promise<{ pulled: boolean }> {
+      const ref = parseOrFail(image);
+      const found = await resolveImage(docker, ref, orgId).catch(refusedToFailure);
+      if (found.kind === 'usable') return { pulled: false };
+      if (found.kind === 'unavailable') throw notFound(found.reference);
+      const refusal = await registryRefusal(ref, { allowPrivateRegistries });
+      if (refusal)
+        throw ApplicationFailure.create({ nonRetryable: true, type: 'ImageRegistryRefused', message: refusal });
+      await pull(docker, found.reference).catch(refusedToFailure);
+      // A pulled image is held to the same rule as a local one (its labels come from whoever pushed it).
+      const pulled = await resolveImage(docker, ref, orgId).catch(refusedToFailure);
+      if (pulled.kind !== 'usable') throw notFound(found.reference);
+      return { pulled: true };
+    },
+
+    /**
+     * The image ID to create the container from, checked again at the moment of use: the tag may have moved
+     * since ensureImage, and the container must run exactly what the check allowed.
+     */
+    async usableImageId(image: string, orgId: string): Promise<string> {
+      const ref = parseOrFail(image);
+      const found = await resolveImage(docker, ref, orgId).catch(refusedToFailure);
+      if (found.kind !== 'usable') throw notFound(found.reference);
+      return found.id;
+    },
+  };
+}

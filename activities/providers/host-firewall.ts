@@ -1,0 +1,114 @@
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import net from 'node:net';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/**
+ * Tenant containers (and builds) run on bridges whose interface names start with this prefix: the engine_local
+ * org networks (`slw-<hash>`) and the build network. Every rule below matches the iptables wildcard `slw+`.
+ */
+export const BRIDGE_PREFIX = 'slw-';
+const IFACE = 'slw+';
+const INPUT_CHAIN = 'SLIPWAY-ISOLATION-INPUT';
+const FORWARD_CHAIN = 'SLIPWAY-ISOLATION-FORWARD';
+
+/**
+ * Where a container must never connect to: private, shared (CGNAT), link-local (cloud metadata at 169.254.169.254)
+ * and loopback ranges. Public addresses (including the documentation ranges this host's network uses) stay open.
+ */
+const PRIVATE_V4 = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '169.254.0.0/16', '127.0.0.0/8'];
+
+export interface HostIsolation {
+  applied: boolean;
+  /** Why the rules could not be installed (then an operator must do it: README, "Tenant isolation"). */
+  reason?: string;
+}
+
+/** IPv4 nameservers of this host: containers resolve through them (the engine's DNS forwards from the container). */
+export async function hostNameservers(resolvConf = '/etc/resolv.conf'): Promise<string[]> {
+  const text = await readFile(resolvConf, 'utf8').catch(() => '');
+  return [...text.matchAll(/^\s*nameserver\s+(\S+)/gm)].map((m) => m[1]!).filter((a) => net.isIPv4(a));
+}
+
+/** The rules, as one iptables-restore transaction: declaring a chain with --noflush empties it, atomically. */
+export function isolationRules(nameservers: string[]): string {
+  const dns = (chain: string, action: string) =>
+    nameservers.flatMap((ns) =>
+      ['udp', 'tcp'].map((p) => `-A ${chain} -d ${ns}/32 -p ${p} -m ${p} --dport 53 -j ${action}`),
+    );
+  return [
+    '*filter',
+    `:${INPUT_CHAIN} - [0:0]`,
+    `:${FORWARD_CHAIN} - [0:0]`,
+    // Replies to what the host opened (readiness probes, docker-proxy) come back in through INPUT.
+    `-A ${INPUT_CHAIN} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`,
+    ...dns(INPUT_CHAIN, 'ACCEPT'),
+    // Anything else from a tenant bridge to the host itself: services listening on 0.0.0.0 stay out of reach,
+    // whichever host address (bridge gateway, eth0) the container aims at.
+    `-A ${INPUT_CHAIN} -p tcp -j REJECT --reject-with tcp-reset`,
+    `-A ${INPUT_CHAIN} -j REJECT --reject-with icmp-port-unreachable`,
+    `-A ${FORWARD_CHAIN} -m conntrack --ctstate RELATED,ESTABLISHED -j RETURN`,
+    // Bridge to bridge is the engine's own isolation to decide (DOCKER-ISOLATION-STAGE-*, after DOCKER-USER).
+    `-A ${FORWARD_CHAIN} -o ${IFACE} -j RETURN`,
+    ...dns(FORWARD_CHAIN, 'RETURN'),
+    ...PRIVATE_V4.flatMap((range) => [
+      `-A ${FORWARD_CHAIN} -d ${range} -p tcp -j REJECT --reject-with tcp-reset`,
+      `-A ${FORWARD_CHAIN} -d ${range} -j REJECT --reject-with icmp-net-unreachable`,
+    ]),
+    'COMMIT',
+    '',
+  ].join('\n');
+}
+
+const iptables = (args: string[]) => run('iptables', ['-w', '5', ...args]);
+const succeeds = (args: string[]) =>
+  iptables(args).then(
+    () => true,
+    () => false,
+  );
+
+/** Jumps to our chains, first in INPUT and DOCKER-USER, once each. */
+const JUMPS: [string, string][] = [
+  ['INPUT', INPUT_CHAIN],
+  ['DOCKER-USER', FORWARD_CHAIN],
+];
+
+/**
+ * Installs (or refreshes) the host firewall rules that keep tenant containers away from the host and private
+ * networks. Idempotent: the chains are replaced whole, the jumps added only when missing. Safe to run at every
+ * worker start, by several processes at once.
+ */
+export async function ensureHostIsolation(opts: { dockerHost?: string; resolvConf?: string }): Promise<HostIsolation> {
+  if (opts.dockerHost && !opts.dockerHost.startsWith('unix://')) {
+    return { applied: false, reason: `the engine is remote (${new URL(opts.dockerHost).protocol}//…)` };
+  }
+  try {
+    // The engine creates DOCKER-USER when it starts; create it if it has not yet (it keeps what it finds).
+    if (!(await succeeds(['-n', '-L', 'DOCKER-USER']))) await iptables(['-N', 'DOCKER-USER']);
+    const rules = isolationRules(await hostNameservers(opts.resolvConf));
+    await new Promise<void>((resolve, reject) => {
+      const child = execFile('iptables-restore', ['-w', '5', '--noflush'], (err) => (err ? reject(err) : resolve()));
+      child.stdin?.end(rules);
+    });
+    for (const [from, to] of JUMPS) {
+      if (!(await succeeds(['-C', from, '-i', IFACE, '-j', to])))
+        await iptables(['-I', from, '1', '-i', IFACE, '-j', to]);
+    }
+    return { applied: true };
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException & { stderr?: string };
+    if (e.code === 'ENOENT') return { applied: false, reason: 'iptables is not installed on this host' };
+    return { applied: false, reason: `iptables failed: ${(e.stderr ?? e.message).trim().split('\n')[0]}` };
+  }
+}
+
+/** Removes every jump and both chains (an operator turning the isolation off, or tests cleaning up). */
+export async function removeHostIsolation(): Promise<void> {
+  for (const [from, to] of JUMPS) while (await succeeds(['-D', from, '-i', IFACE, '-j', to]));
+  for (const chain of [INPUT_CHAIN, FORWARD_CHAIN]) {
+    await succeeds(['-F', chain]);
+    await succeeds(['-X', chain]);
+  }
+}
