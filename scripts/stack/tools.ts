@@ -55,8 +55,11 @@ export type ToolName = keyof typeof TOOLS;
  * build at the same time bought nothing measurable (bench/provision.ts) and doubles the memory peak.
  */
 const buildsAtOnce = () => Math.max(1, Number(process.env.SLIPWAY_TOOL_BUILDS_AT_ONCE) || 1);
-/** A cold MinIO build takes ~6 min on 2 idle cores; past this, something is wrong (a hung proxy, a thrashing box). */
-const BUILD_TIMEOUT_MS = (Number(process.env.SLIPWAY_TOOL_BUILD_TIMEOUT_S) || 1800) * 1000;
+/**
+ * A cold Temporal CLI build took 21 min on 2 cores shared with a busy test suite (bench/provision.ts); past an
+ * hour something is wrong (a hung proxy, a thrashing machine) and waiting longer would only hide it.
+ */
+const BUILD_TIMEOUT_MS = (Number(process.env.SLIPWAY_TOOL_BUILD_TIMEOUT_S) || 3600) * 1000;
 const DOWNLOAD_TIMEOUT_MS = 600_000;
 
 export function toolBinary(name: string, tool: GoTool = TOOLS[name as ToolName]): string {
