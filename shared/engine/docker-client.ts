@@ -9,10 +9,11 @@ export class EngineRequestRefused extends Error {
 }
 
 /**
- * One path segment of the Engine API as dockerode builds it: a name, ID, reference (`repo/name:tag@sha256:…`) or
- * verb. Anything else (dot segments, `?`, `#`, `%`, spaces) would address another endpoint than the one called.
+ * One path segment of the Engine API as dockerode builds it: a name, ID, reference (`repo/name:tag@sha256:…`, a
+ * registry `[::1]:5000`) or verb. Anything else (dot segments, `?`, `#`, `%`, spaces) would address another
+ * endpoint than the one called.
  */
-const SEGMENT = /^[A-Za-z0-9_.:@-]+$/;
+const SEGMENT = /^[A-Za-z0-9_.:@[\]-]+$/;
 
 /** Why `path` (dockerode's template with the caller's names filled in) must not be sent, or undefined. */
 export function unsafeEnginePath(path: string): string | undefined {
@@ -22,7 +23,7 @@ export function unsafeEnginePath(path: string): string | undefined {
   const segments = bare.slice(1).split('/');
   for (const s of segments) {
     if (s === '.' || s === '..') return 'a name contains a "." or ".." path segment';
-    if (!SEGMENT.test(s)) return 'a name contains characters outside [A-Za-z0-9_.:@-] or an empty path segment';
+    if (!SEGMENT.test(s)) return 'a name contains characters outside [A-Za-z0-9_.:@[]-] or an empty path segment';
   }
   return undefined;
 }

@@ -67,6 +67,7 @@ describe('engine request paths', () => {
     ['/images/docker.io/library/busybox:latest/json', undefined],
     ['/images/sha256:abc/json', undefined],
     ['/containers/create?', undefined],
+    ['/images/[::1]:5000/app:latest/json', undefined],
     ['/images/../../../etc/passwd/json', /"\." or "\.\." path segment/],
     ['/images/./x/json', /"\." or "\.\." path segment/],
     ['/images//evil.example/json', /empty path segment/],
