@@ -21,6 +21,8 @@ describe('compatibility API over HTTP (real Temporal, FerretDB, MinIO, Docker)',
     h = await startHarness('compat', {
       RATE_LIMIT_COMPAT_READS_PER_MIN: '100000',
       RATE_LIMIT_COMPAT_WRITES_PER_HOUR: '100000',
+      // Deploys of '127.0.0.1:1/…' fail at the pull (nothing listens there); without this the api refuses them.
+      ALLOW_PRIVATE_REGISTRIES: 'true',
     });
     image = await buildFixtureImage(h.docker, 'hello');
   });
