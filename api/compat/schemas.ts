@@ -129,7 +129,7 @@ export const ListQuery = z
     status: DeploymentStatus.optional(),
     provider: Provider.optional(),
     limit: z.coerce.number().int().min(1).max(100).default(20),
-    offset: z.coerce.number().int().min(0).default(0),
+    offset: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
   })
   .strict();
 

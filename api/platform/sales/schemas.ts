@@ -22,7 +22,12 @@ export const CreateProductRequest = z
     interval: z.enum(['month', 'year']).optional(),
   })
   .strict()
-  .meta({ id: 'CreateProductRequest' });
+  .meta({
+    id: 'CreateProductRequest',
+    description: 'A SUBSCRIPTION product needs an interval.',
+    if: { properties: { billingType: { const: 'SUBSCRIPTION' } }, required: ['billingType'] },
+    then: { required: ['interval'] },
+  });
 
 export const RecordSaleRequest = z
   .object({
@@ -47,7 +52,10 @@ export const UpdateSubscriptionRequest = z
   })
   .strict()
   .refine((b) => b.status !== undefined || b.currentPeriodEnd !== undefined, 'give status, currentPeriodEnd or both')
-  .meta({ id: 'UpdateSubscriptionRequest' });
+  .meta({
+    id: 'UpdateSubscriptionRequest',
+    anyOf: [{ required: ['status'] }, { required: ['currentPeriodEnd'] }],
+  });
 
 export const IdParams = z.object({ id: z.string().min(1) });
 export const SaleIdParams = z.object({ saleId: z.string().min(1) });
@@ -57,9 +65,9 @@ export const DeliveriesQuery = z
   .object({
     status: z.enum(['pending', 'delivered', 'failed']).optional(),
     type: z.enum(['sale.completed', 'sale.refunded', 'subscription.updated', 'test']).optional(),
-    since: z.iso.datetime().optional(),
+    since: z.iso.datetime({ offset: true }).optional(),
     limit: z.coerce.number().int().min(1).max(100).default(20),
-    offset: z.coerce.number().int().min(0).default(0),
+    offset: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
   })
   .strict();
 
@@ -162,5 +170,6 @@ export const Delivery = z
   .meta({ id: 'Delivery' });
 
 export const ResendResult = z
-  .object({ outcome, attempt: DeliveryAttempt.nullable(), message: queuedMessage })
+  // A union rather than .nullable(): the generator renders a nullable $ref as allOf, which refuses null.
+  .object({ outcome, attempt: z.union([DeliveryAttempt, z.null()]), message: queuedMessage })
   .meta({ id: 'ResendResult' });
