@@ -45,12 +45,13 @@ describe('webhook retry schedule under time-skipping', () => {
     await env?.teardown();
   });
 
-  it('uses the documented defaults: at once, +1 min, +5 min, +30 min, then a day after the first', () => {
-    expect(h.config.WEBHOOK_RETRY_DELAYS_S).toEqual([60, 300, 1800]);
-    expect(h.config.WEBHOOK_FINAL_ATTEMPT_AFTER_S).toBe(86_400);
-  });
-
-  it('tries a failing receiver at each time of the table, never earlier, then marks the event failed', async () => {
+  /**
+   * Sells once to a receiver that always answers 503 and walks workflow time through the schedule: each attempt
+   * lands at its due time (each delay after the previous attempt, the last `finalAfterFirst` after the first) and
+   * not before, then the event is failed and nothing more is sent.
+   */
+  async function expectSchedule(h: Harness, afterPrevious: number[], finalAfterFirst: number) {
+    const total = afterPrevious.length + 2;
     const receiver = await startReceiver(() => ({ status: 503 }));
     try {
       const api = client(h, (await h.newOrg()).token);
@@ -83,12 +84,10 @@ describe('webhook retry schedule under time-skipping', () => {
         return a;
       };
       const first = Date.parse(attempt(1).scheduledAt);
-      // Due times from the table: each retry delay after the previous attempt, the last a day after the first.
-      const afterPrevious = [1 * MINUTE, 5 * MINUTE, 30 * MINUTE];
-      for (let n = 2; n <= 5; n++) {
+      for (let n = 2; n <= total; n++) {
         const previous = attempt(n - 1);
         const delay = afterPrevious[n - 2];
-        const due = delay !== undefined ? Date.parse(previous.scheduledAt) + delay : first + 24 * HOUR;
+        const due = delay !== undefined ? Date.parse(previous.scheduledAt) + delay : first + finalAfterFirst;
         expect(previous.nextAttemptAt).not.toBeNull();
         expect(Math.abs(Date.parse(previous.nextAttemptAt as string) - due)).toBeLessThan(SLACK_MS);
 
@@ -104,19 +103,38 @@ describe('webhook retry schedule under time-skipping', () => {
         expect(sentAt).toBeGreaterThanOrEqual(due - 1000);
         expect(sentAt - due).toBeLessThan(SLACK_MS);
         expect(attempt(n)).toMatchObject({ number: n, trigger: 'auto', responseStatus: 503 });
-        expect(d.status).toBe(n < 5 ? 'pending' : 'failed');
+        expect(d.status).toBe(n < total ? 'pending' : 'failed');
       }
-      expect(attempt(5).nextAttemptAt).toBeNull();
-      expect(receiver.received).toHaveLength(5);
+      expect(attempt(total).nextAttemptAt).toBeNull();
+      expect(receiver.received).toHaveLength(total);
       expect(new Set(receiver.received.map((r) => r.headers['x-sales-event-id']))).toEqual(new Set([eventId]));
 
-      // A day and a half later there is still nothing more.
+      // Half a day after the last attempt there is still nothing more.
       await env.sleep(12 * HOUR);
       await new Promise((r) => setTimeout(r, 500));
-      expect((await delivery()).attempts).toHaveLength(5);
+      expect((await delivery()).attempts).toHaveLength(total);
       expect(await h.temporal.workflow.getHandle(`webhook/${eventId}`).result()).toBe('failed');
     } finally {
       await receiver.stop();
+    }
+  }
+
+  // Nothing in the environment sets WEBHOOK_*: this is the product's default table, observed, not read from config.
+  it('with the defaults, tries at once, +1 min, +5 min, +30 min, then a day after the first, never earlier', async () => {
+    await expectSchedule(h, [1 * MINUTE, 5 * MINUTE, 30 * MINUTE], 24 * HOUR);
+  }, 120_000);
+
+  it('follows the table it is configured with instead (WEBHOOK_RETRY_DELAYS_S, WEBHOOK_FINAL_ATTEMPT_AFTER_S)', async () => {
+    const custom = await startHarness('schedule-custom', {
+      TEMPORAL_ADDRESS: env.address,
+      ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
+      WEBHOOK_RETRY_DELAYS_S: '120,600',
+      WEBHOOK_FINAL_ATTEMPT_AFTER_S: '7200',
+    });
+    try {
+      await expectSchedule(custom, [2 * MINUTE, 10 * MINUTE], 2 * HOUR);
+    } finally {
+      await custom.stop();
     }
   }, 120_000);
 });
