@@ -5,10 +5,13 @@ import type { DeploymentStore } from '../shared/db/deployments-store';
 import type { LogStore } from '../shared/db/logs-store';
 import type { SalesStore } from '../shared/db/sales-store';
 import type { UploadStore } from '../shared/db/uploads-store';
+import { instanceId } from '../shared/instance';
+import { createEnvSealer } from '../shared/secrets/deployment-env';
 import type { Vault } from '../shared/secrets/vault';
 import { type BuildDeps, createBuildActivities } from './build';
 import { createDeploymentActivities } from './deployments';
 import { createEngineLocal, type EngineLocalDeps } from './providers/engine-local';
+import { createReconcileActivities } from './reconcile';
 import { createUploadActivities } from './uploads';
 import { createOutboxActivities } from './webhook-outbox';
 import { createWebhookActivities } from './webhooks';
@@ -18,20 +21,39 @@ export interface ActivityDeps {
   logs: LogStore;
   sales: SalesStore;
   allowPrivateWebhookTargets: boolean;
-  engine: EngineLocalDeps;
+  /** The instance label is added here, from the configuration. */
+  engine: Omit<EngineLocalDeps, 'instance'>;
   s3: S3Client;
   uploads: UploadStore;
   vault: Pick<Vault, 'revealForGit'>;
-  config: BuildDeps['config'] & Pick<Config, 'UPLOAD_TTL_S'>;
+  config: BuildDeps['config'] &
+    Pick<
+      Config,
+      | 'UPLOAD_TTL_S'
+      | 'SECRETS_KEY'
+      | 'SLIPWAY_INSTANCE'
+      | 'MONGODB_URL'
+      | 'MONGODB_DB'
+      | 'TEMPORAL_TASK_QUEUE'
+      | 'RECONCILE_GRACE_S'
+    >;
 }
 
 /** Every activity the worker registers, built from its dependencies. */
 export function createActivities(deps: ActivityDeps) {
-  const engine = createEngineLocal(deps.engine);
+  const instance = instanceId(deps.config);
+  const engine = createEngineLocal({ ...deps.engine, instance });
   return {
-    ...createDeploymentActivities(deps),
+    ...createDeploymentActivities({ ...deps, engine, env: createEnvSealer(deps.config.SECRETS_KEY) }),
+    ...createReconcileActivities({
+      docker: deps.engine.docker,
+      store: deps.store,
+      instance,
+      graceS: deps.config.RECONCILE_GRACE_S,
+    }),
     ...createBuildActivities({
       docker: deps.engine.docker,
+      instance,
       s3: deps.s3,
       uploads: deps.uploads,
       vault: deps.vault,
@@ -42,7 +64,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createWebhookActivities({ store: deps.sales, allowPrivateTargets: deps.allowPrivateWebhookTargets }),
     ...createOutboxActivities({ store: deps.sales }),
     ensureImage: engine.ensureImage.bind(engine),
-    startContainer: engine.startContainer.bind(engine),
     waitReady: engine.waitReady.bind(engine),
     stopDeployment: engine.stopDeployment.bind(engine),
     removeDeployment: engine.removeDeployment.bind(engine),

@@ -67,6 +67,7 @@ export async function composeApi(c: {
       vault,
       temporal: c.temporal,
       docker: c.docker,
+      log: c.log,
       quota,
       config: c.config,
     }),

@@ -114,6 +114,18 @@ const schema = z.object({
     .refine((v) => secretsKeyBytes(v) !== undefined, '32 bytes as base64 or 64 hex characters')
     .optional(),
 
+  /**
+   * Reconciler (DESIGN.md §4): the schedule removes engine objects of destroyed or unknown deployments. Several
+   * Slipway instances may share one engine; each touches only objects carrying its own instance label, by default
+   * derived from its database and task queue (shared/instance.ts). Objects younger than the grace are left alone.
+   */
+  SLIPWAY_INSTANCE: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, 'letters, digits, dot, dash or underscore, at most 63')
+    .optional(),
+  RECONCILE_EVERY_S: z.coerce.number().int().min(1).default(300),
+  RECONCILE_GRACE_S: z.coerce.number().int().min(0).default(300),
+
   /** Git hosts on loopback or private networks are refused unless this is set (tests serve repositories locally). */
   ALLOW_PRIVATE_GIT_HOSTS: bool.default(false),
   GIT_CLONE_TIMEOUT_S: z.coerce.number().int().min(1).default(120),

@@ -9,4 +9,6 @@ export const LABELS = {
   deploymentId: 'dev.slipway.deployment-id',
   orgId: 'dev.slipway.org-id',
   revision: 'dev.slipway.revision',
+  /** Which Slipway instance made it: a reconciler removes only its own instance's objects (shared/instance.ts). */
+  instance: 'dev.slipway.instance',
 } as const;

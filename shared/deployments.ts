@@ -1,5 +1,7 @@
 import { z } from 'zod';
 
+import type { Sealed } from './secrets/box';
+
 export const DEPLOYMENT_STATUSES = [
   'queued',
   'building',
@@ -52,7 +54,12 @@ export interface DeploymentRecord {
   provider: Provider;
   source: DeploymentSource;
   port: number;
-  envVars: Record<string, string>;
+  /** Names of the environment variables; the values are secrets and live only in `envSealed` (DESIGN.md §4). */
+  envNames?: string[];
+  /** The name → value map as JSON, AES-256-GCM under SECRETS_KEY, bound to this deployment (deployment-env.ts). */
+  envSealed?: Sealed;
+  /** Records written before env values were sealed held them here in the clear; read for those only. */
+  envVars?: Record<string, string>;
   requestId?: string;
   projectId?: string;
   revision: number;
@@ -65,4 +72,23 @@ export interface DeploymentRecord {
   createdAt: Date;
   updatedAt: Date;
   destroyedAt?: Date;
+}
+
+/** The env names a caller may see, for sealed records and for those written before sealing alike. */
+export function envNamesOf(d: Pick<DeploymentRecord, 'envNames' | 'envVars'>): string[] {
+  return [...(d.envNames ?? Object.keys(d.envVars ?? {}))].sort();
+}
+
+/**
+ * A destroy, written before the deployment is hidden and never changed: whatever happens to the api after this
+ * insert (a crash, Temporal unreachable), the reconciler finds the intent and carries it out.
+ */
+export interface DestroyIntent {
+  /** The deployment's ID: one intent per deployment, a second DELETE finds it already there. */
+  _id: string;
+  orgId: string;
+  requestedBy: string;
+  requestedAt: Date;
+  /** The HTTP request that asked (x-request-id), so an operator can follow it. */
+  requestId?: string;
 }

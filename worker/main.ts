@@ -10,11 +10,13 @@ import { createSalesStore } from '../shared/db/sales-store';
 import { createSecretStore } from '../shared/db/secrets-store';
 import { createUploadStore } from '../shared/db/uploads-store';
 import { createDockerClient } from '../shared/engine/docker-client';
+import { instanceId } from '../shared/instance';
 import { createLogger } from '../shared/logger';
 import { logUnexpectedErrors } from '../shared/process-guard';
 import { createS3Client } from '../shared/s3';
 import { createVault } from '../shared/secrets/vault';
 import { createDeploymentWorker } from './create-worker';
+import { ensureReconcileSchedule } from './reconcile-schedule';
 import { ensureUploadExpirySchedule, ensureWebhookOutboxSchedule } from './schedules';
 import { ensureSearchAttributes } from './search-attributes';
 
@@ -67,7 +69,11 @@ async function main() {
     everyS: cfg.WEBHOOK_OUTBOX_SWEEP_S,
     sweep: { retryDelaysS: cfg.WEBHOOK_RETRY_DELAYS_S, finalAttemptAfterS: cfg.WEBHOOK_FINAL_ATTEMPT_AFTER_S },
   });
-  log.info({ taskQueue: worker.options.taskQueue }, 'worker polling');
+  await ensureReconcileSchedule(new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE }), {
+    taskQueue: cfg.TEMPORAL_TASK_QUEUE,
+    everyS: cfg.RECONCILE_EVERY_S,
+  });
+  log.info({ taskQueue: worker.options.taskQueue, instance: instanceId(cfg) }, 'worker polling');
   // Worker.run resolves after SIGINT/SIGTERM once in-flight tasks have drained.
   await worker.run();
   await connection.close();

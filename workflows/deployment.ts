@@ -7,6 +7,7 @@ import {
   defineSignal,
   isCancellation,
   log,
+  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -20,11 +21,36 @@ const { recordStatus } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { maximumInterval: '10 seconds' },
 });
-const { ensureImage, startContainer, stopDeployment, removeDeployment } = proxyActivities<Activities>({
+const engineActivity = {
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '1 minute',
   retry: { maximumInterval: '30 seconds', maximumAttempts: 5 },
+} as const;
+const {
+  ensureImage,
+  startContainer: startContainerUnwaited,
+  stopDeployment,
+  removeDeployment,
+} = proxyActivities<Activities>(engineActivity);
+/**
+ * A destroy cancels the start, and the engine may still be creating the container when it does: the deploy waits
+ * until the activity has really ended, so the removal that follows sees whatever it created.
+ */
+const { startContainer } = proxyActivities<Activities>({
+  ...engineActivity,
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
+
+/**
+ * Changes to this workflow that alter its commands, each behind `patched()`: deployments already running the code
+ * before it replay their recorded histories unchanged (DESIGN.md §4).
+ */
+const PATCHES = {
+  /** startContainer waits for its cancellation to complete. */
+  startWaitsForCancel: 'start-container-waits-for-cancel',
+  /** A workflow started by a destroy (signalWithStart) goes straight to removal. */
+  destroyedBeforeDeploy: 'destroyed-before-deploy',
+} as const;
 // The readiness poll heartbeats every 250 ms; a worker that dies mid-wait is noticed within 10 s.
 const { waitReady } = proxyActivities<Activities>({
   startToCloseTimeout: '1 hour',
@@ -37,7 +63,13 @@ export interface DeploymentWorkflowInput {
   orgId: string;
   source: DeploymentSource;
   port: number;
-  envVars: Record<string, string>;
+  /**
+   * Names only: values are secrets, kept out of history (Temporal's store, its UI) and read from the sealed
+   * record by the activity that starts the container.
+   */
+  envNames?: string[];
+  /** Inputs of workflows started before values were passed by reference carry them here; they still deploy. */
+  envVars?: Record<string, string>;
   revision: number;
   limits: { memoryMb: number; cpus: number; pids: number };
   readyTimeoutS: number;
@@ -59,7 +91,10 @@ const builder = (timeoutS: number) =>
     retry: { maximumAttempts: 2, nonRetryableErrorTypes: ['BuildFailed'] },
   });
 
-/** Sent by the api after it has hidden the record from reads: the DELETE answers 204 without waiting. */
+/**
+ * Sent by the api (with signalWithStart, so a workflow not yet started starts straight into its destroy) after it
+ * has written the destroy intent and hidden the record; and by the reconciler for a destroy the api left half done.
+ */
 export const destroySignal = defineSignal('destroy');
 
 const PHASE_WORDS: Record<DeploymentFailure['phase'], string> = {
@@ -97,6 +132,14 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
 
   let destroyRequested = false;
   setHandler(destroySignal, () => void (destroyRequested = true));
+  const removeAll = () =>
+    CancellationScope.nonCancellable(async () => {
+      await removeDeployment(input.deploymentId);
+    });
+  if (destroyRequested && patched(PATCHES.destroyedBeforeDeploy)) {
+    await removeAll();
+    return;
+  }
 
   const deployScope = new CancellationScope();
   const deploying = deployScope.run(async () => {
@@ -132,7 +175,16 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
       }
       const { pulled } = await ensureImage(image, input.orgId);
       phase = 'start';
-      const started = await startContainer({ ...input, image });
+      const start = patched(PATCHES.startWaitsForCancel) ? startContainer : startContainerUnwaited;
+      const started = await start({
+        deploymentId: input.deploymentId,
+        orgId: input.orgId,
+        revision: input.revision,
+        image,
+        port: input.port,
+        limits: input.limits,
+        ...(input.envVars ? { envVars: input.envVars } : {}),
+      });
       await record(
         'deploying',
         `${pulled ? 'pulled image; ' : ''}container ${started.name} started, waiting for port ${input.port}`,
@@ -162,7 +214,5 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
 
   await condition(() => destroyRequested);
   // The record is already hidden; remove whatever the deployment holds on the engine.
-  await CancellationScope.nonCancellable(async () => {
-    await removeDeployment(input.deploymentId);
-  });
+  await removeAll();
 }

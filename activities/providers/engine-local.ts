@@ -33,6 +33,8 @@ export interface EngineLocalDeps {
   publicHost: string;
   /** Host address the container port is published on. */
   bindIp: string;
+  /** Label value naming this Slipway instance: its reconciler removes only objects carrying it. */
+  instance: string;
   /** Pull from registries on loopback/private addresses (tests' local registry); refused when absent or false. */
   allowPrivateRegistries?: boolean;
 }
@@ -100,7 +102,7 @@ async function crashedBeforeReady(
 }
 
 /** engine_local: deployments as containers on a Docker Engine, one bridge network per organisation. */
-export function createEngineLocal({ docker, publicHost, bindIp, allowPrivateRegistries }: EngineLocalDeps) {
+export function createEngineLocal({ docker, publicHost, bindIp, instance, allowPrivateRegistries }: EngineLocalDeps) {
   const images = createEngineImages({ docker, allowPrivateRegistries: allowPrivateRegistries ?? false });
   return {
     /** The deploy's image, local or pulled, and only one the org may use (engine-images.ts). */
@@ -132,7 +134,7 @@ export function createEngineLocal({ docker, publicHost, bindIp, allowPrivateRegi
           Name: name,
           Driver: 'bridge',
           Options: { [BRIDGE_NAME_OPTION]: bridge },
-          Labels: { [LABELS.managed]: 'true', [LABELS.orgId]: orgId },
+          Labels: { [LABELS.managed]: 'true', [LABELS.orgId]: orgId, [LABELS.instance]: instance },
         });
       } catch (err) {
         const won = await canonical();
@@ -166,6 +168,7 @@ export function createEngineLocal({ docker, publicHost, bindIp, allowPrivateRegi
             [LABELS.deploymentId]: spec.deploymentId,
             [LABELS.orgId]: spec.orgId,
             [LABELS.revision]: String(spec.revision),
+            [LABELS.instance]: instance,
           },
           HostConfig: {
             NetworkMode: network,

@@ -1,4 +1,4 @@
-import type { DeploymentRecord } from '../../shared/deployments';
+import { type DeploymentRecord, envNamesOf } from '../../shared/deployments';
 
 /** What a caller sees of a deployment: env names only, never their values. */
 export function deploymentView(d: DeploymentRecord) {
@@ -10,7 +10,7 @@ export function deploymentView(d: DeploymentRecord) {
     source: d.source,
     port: d.port,
     url: d.url ?? null,
-    envVarNames: Object.keys(d.envVars).sort(),
+    envVarNames: envNamesOf(d),
     createdAt: d.createdAt.toISOString(),
     updatedAt: d.updatedAt.toISOString(),
     events: d.events.map((e) => ({ status: e.status, message: e.message, at: e.at.toISOString() })),

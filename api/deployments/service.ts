@@ -1,4 +1,4 @@
-import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type Docker from 'dockerode';
 import { v4 as uuidv4, v5 as uuidv5 } from 'uuid';
 
@@ -9,14 +9,23 @@ import type { LogStore } from '../../shared/db/logs-store';
 import { isDuplicateKey } from '../../shared/db/mongo';
 import type { SecretEnvironment } from '../../shared/db/secrets-store';
 import type { UploadStore } from '../../shared/db/uploads-store';
-import type { DeploymentRecord, DeploymentSource, DeploymentStatus, Provider } from '../../shared/deployments';
+import {
+  type DeploymentRecord,
+  type DeploymentSource,
+  type DeploymentStatus,
+  envNamesOf,
+  type Provider,
+} from '../../shared/deployments';
 import { type LogLine, readContainerLogs } from '../../shared/engine/logs';
 import { AppError } from '../../shared/errors';
 import type { Principal } from '../../shared/identity';
 import { imageDeployRefusal } from '../../shared/images/registry-guard';
+import type { Logger } from '../../shared/logger';
 import { privateTargetReason } from '../../shared/net-guard';
 import { roleAllows } from '../../shared/permissions';
 import { PLAN_POLICIES } from '../../shared/plans';
+import { currentRequestId } from '../../shared/request-context';
+import { createEnvSealer } from '../../shared/secrets/deployment-env';
 import { gitSecretRefusal, type Vault } from '../../shared/secrets/vault';
 import { type DeploymentWorkflowInput, destroySignal } from '../../workflows';
 import { providerAvailability } from './providers';
@@ -41,6 +50,7 @@ export interface DeploymentServiceDeps {
   vault: Pick<Vault, 'describe'>;
   temporal: Client;
   docker: Docker;
+  log: Pick<Logger, 'warn'>;
   quota: Pick<Quota, 'acquire' | 'confirm'>;
   config: Pick<
     Config,
@@ -50,14 +60,32 @@ export interface DeploymentServiceDeps {
     | 'BUILD_TIMEOUT_S'
     | 'ALLOW_PRIVATE_GIT_HOSTS'
     | 'ALLOW_PRIVATE_REGISTRIES'
+    | 'SECRETS_KEY'
   >;
 }
 
 const notFound = (id: string) =>
   new AppError('DEPLOYMENT_NOT_FOUND', `No deployment ${id} in this organisation.`, { deploymentId: id });
 
+/** How long a DELETE waits on Temporal; past it, the destroy intent already written is the reconciler's to finish. */
+const DESTROY_SIGNAL_DEADLINE_MS = 10_000;
+
 export function createDeploymentService(deps: DeploymentServiceDeps) {
   const { store, temporal } = deps;
+  const env = createEnvSealer(deps.config.SECRETS_KEY);
+
+  /** The workflow's options that say where it runs and how an operator finds it (request ID in the memo). */
+  function workflowOptions(record: DeploymentRecord, principal: Pick<Principal, 'org'>) {
+    const requestId = currentRequestId();
+    return {
+      taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+      workflowId: deploymentWorkflowId(record._id),
+      workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+      args: [workflowInput(record, principal)] as [DeploymentWorkflowInput],
+      searchAttributes: { [SEARCH_ATTRIBUTES.deploymentId]: [record._id], [SEARCH_ATTRIBUTES.orgId]: [record.orgId] },
+      ...(requestId ? { memo: { requestId } } : {}),
+    };
+  }
 
   function workflowInput(record: DeploymentRecord, principal: Pick<Principal, 'org'>): DeploymentWorkflowInput {
     return {
@@ -65,7 +93,8 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
       orgId: record.orgId,
       source: record.source,
       port: record.port,
-      envVars: record.envVars,
+      // Names only: the values stay sealed in the record, and the worker opens them where it starts the container.
+      envNames: envNamesOf(record),
       revision: record.revision,
       limits: PLAN_POLICIES[principal.org.plan].limits,
       readyTimeoutS: deps.config.DEPLOY_READY_TIMEOUT_S,
@@ -80,13 +109,7 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
    */
   async function ensureWorkflow(record: DeploymentRecord, principal: Pick<Principal, 'org'>): Promise<void> {
     try {
-      await temporal.workflow.start('deploymentWorkflow', {
-        taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-        workflowId: deploymentWorkflowId(record._id),
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        args: [workflowInput(record, principal)],
-        searchAttributes: { [SEARCH_ATTRIBUTES.deploymentId]: [record._id], [SEARCH_ATTRIBUTES.orgId]: [record.orgId] },
-      });
+      await temporal.workflow.start('deploymentWorkflow', workflowOptions(record, principal));
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
@@ -154,7 +177,8 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
       provider: input.provider,
       source,
       port: input.port,
-      envVars: input.envVars,
+      envNames: Object.keys(input.envVars).sort(),
+      ...(Object.keys(input.envVars).length ? { envSealed: env.seal({ _id: id, orgId }, input.envVars) } : {}),
       ...(input.requestId ? { requestId: input.requestId } : {}),
       revision: 1,
       status: 'queued',
@@ -303,13 +327,41 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
       return [...platform, ...container].slice(-limit);
     },
 
-    /** Hides the deployment at once, then lets its workflow remove what it holds. */
+    /**
+     * Durable in three steps, each safe to stop after: the intent is written (immutable), the record hidden, then
+     * the workflow told with signalWithStart, so one whose start has not happened yet (a DELETE that overtook its
+     * create) starts straight into its destroy and the create's own start finds it taken. Should the api stop, or
+     * Temporal not answer, after the intent, the reconciler schedule hides the record and tells the workflow.
+     */
     async destroy(principal: Principal, id: string): Promise<void> {
-      if (!(await store.markDestroyed(principal.org._id, id))) throw notFound(id);
+      const orgId = principal.org._id;
+      const record = await store.get(orgId, id);
+      if (!record) throw notFound(id);
+      const requestId = currentRequestId();
+      await store.recordDestroyIntent({
+        _id: id,
+        orgId,
+        requestedBy: principal.user._id,
+        requestedAt: new Date(),
+        ...(requestId ? { requestId } : {}),
+      });
+      // False when a concurrent destroy hid it first: telling the workflow again changes nothing.
+      await store.markDestroyed(orgId, id);
       try {
-        await temporal.workflow.getHandle(deploymentWorkflowId(id)).signal(destroySignal);
+        await temporal.withDeadline(Date.now() + DESTROY_SIGNAL_DEADLINE_MS, () =>
+          temporal.workflow.signalWithStart('deploymentWorkflow', {
+            ...workflowOptions(record, principal),
+            signal: destroySignal,
+            signalArgs: [],
+          }),
+        );
       } catch (err) {
-        if (!(err instanceof WorkflowNotFoundError)) throw err;
+        // A closed workflow already ran its destroy.
+        if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+        deps.log.warn(
+          { err, deploymentId: id },
+          'destroy recorded and the deployment hidden, but its workflow was not told; the reconciler will finish it',
+        );
       }
     },
   };

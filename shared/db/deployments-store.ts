@@ -1,7 +1,7 @@
 import type { Db, Filter } from 'mongodb';
 
-import type { DeploymentFailure, DeploymentRecord, DeploymentStatus, Provider } from '../deployments';
-import { ensureIndexesWithRetry, guard } from './mongo';
+import type { DeploymentFailure, DeploymentRecord, DeploymentStatus, DestroyIntent, Provider } from '../deployments';
+import { ensureIndexesWithRetry, guard, isDuplicateKey } from './mongo';
 
 export interface StatusChange {
   deploymentId: string;
@@ -16,7 +16,17 @@ export interface StatusChange {
 
 export function createDeploymentStore(db: Db) {
   const col = db.collection<DeploymentRecord>('deployments');
+  const intents = db.collection<DestroyIntent>('deployment_destroys');
   const live = { destroyedAt: { $exists: false } } as const;
+
+  /** The reconciler's hide, for a destroy whose api stopped between writing the intent and hiding the record. */
+  async function markDestroyedById(id: string): Promise<boolean> {
+    const now = new Date();
+    const result = await guard('deployments.markDestroyedById', () =>
+      col.updateOne({ _id: id, ...live }, { $set: { destroyedAt: now, updatedAt: now } }),
+    );
+    return result.modifiedCount === 1;
+  }
 
   return {
     async ensureIndexes() {
@@ -24,6 +34,7 @@ export function createDeploymentStore(db: Db) {
       await ensureIndexesWithRetry('deployments.createIndexes', async () => {
         await col.createIndex({ orgId: 1, origin: 1, createdAt: -1 });
         await col.createIndex({ orgId: 1, status: 1 });
+        await intents.createIndex({ requestedAt: 1 });
       });
     },
 
@@ -87,6 +98,51 @@ export function createDeploymentStore(db: Db) {
         ),
       );
       return result.modifiedCount === 1;
+    },
+
+    /**
+     * Writes a destroy's intent before the record is hidden: an insert, never an update, so it needs no atomic
+     * read-modify-write. A second destroy of the same deployment finds it there and changes nothing (false).
+     */
+    async recordDestroyIntent(intent: DestroyIntent): Promise<boolean> {
+      try {
+        await guard('deployments.recordDestroyIntent', () => intents.insertOne(intent));
+        return true;
+      } catch (err) {
+        if (isDuplicateKey(err)) return false;
+        throw err;
+      }
+    },
+
+    /**
+     * Hides the records of intents written since `since` that are still visible: an api that stopped between the
+     * intent and the hide left them so. Returns their IDs; the reconciler then tells their workflows.
+     */
+    async finishDestroyIntents(since: Date): Promise<string[]> {
+      const asked = await guard('deployments.destroyIntentsSince', () =>
+        intents.find({ requestedAt: { $gte: since } }, { projection: { _id: 1 } }).toArray(),
+      );
+      if (asked.length === 0) return [];
+      const visible = await guard('deployments.visibleAmong', () =>
+        col.find({ _id: { $in: asked.map((i) => i._id) }, ...live }, { projection: { _id: 1 } }).toArray(),
+      );
+      const hidden: string[] = [];
+      for (const { _id } of visible) if (await markDestroyedById(_id)) hidden.push(_id);
+      return hidden;
+    },
+
+    /** Which of these deployments are destroyed, asked to be, or unknown, as the reconciler judges engine objects. */
+    async lifecycle(ids: string[]): Promise<Map<string, 'live' | 'destroyed'>> {
+      const [records, asked] = await Promise.all([
+        guard('deployments.lifecycle', () =>
+          col.find({ _id: { $in: ids } }, { projection: { _id: 1, destroyedAt: 1 } }).toArray(),
+        ),
+        guard('deployments.lifecycleIntents', () =>
+          intents.find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray(),
+        ),
+      ]);
+      const destroyed = new Set(asked.map((i) => i._id));
+      return new Map(records.map((r) => [r._id, r.destroyedAt || destroyed.has(r._id) ? 'destroyed' : 'live']));
     },
 
     /** Hides the deployment from every read at once; the record stays for audit. */

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { DefaultLogger, type LogEntry, NativeConnection, Runtime } from '@temporalio/worker';
 import type { DestinationStream } from 'pino';
 
 import { ensureHostIsolation } from '../../activities/providers/host-firewall';
@@ -29,11 +29,22 @@ import { createDeploymentWorker } from '../../worker/create-worker';
  */
 let runtimeInstalled = false;
 
-/** Installs the Temporal runtime with a quiet logger; call before anything else creates the runtime. */
-export function quietTemporalRuntime(): void {
+/**
+ * Installs the Temporal runtime with a quiet logger; call before anything else creates the runtime. `capture`
+ * receives every worker and activity log entry (a test reading what the worker logged); only warnings print.
+ */
+export function quietTemporalRuntime(capture?: (entry: LogEntry) => void): void {
   if (runtimeInstalled) return;
   // The worker's INFO lines (bundle sizes, state changes) would bury the test output.
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const quiet = new DefaultLogger('WARN');
+  Runtime.install({
+    logger: capture
+      ? new DefaultLogger('DEBUG', (entry) => {
+          capture(entry);
+          if (entry.level === 'WARN' || entry.level === 'ERROR') quiet.log(entry.level, entry.message, entry.meta);
+        })
+      : quiet,
+  });
   runtimeInstalled = true;
 }
 
@@ -140,12 +151,23 @@ export async function startHarness(
       orgIds.push(org.orgId);
       return org;
     },
-    /** A second api process in all but name: its own app and stores over the same MongoDB, Temporal and engine. */
-    async secondApi(): Promise<string> {
+    /**
+     * A second api process in all but name: its own app and stores over the same MongoDB, Temporal and engine.
+     * `temporal`: its own Temporal client instead (one that cannot reach the server, one whose calls a test holds).
+     */
+    async secondApi(opts: { temporal?: Client } = {}): Promise<string> {
       const otherRedis = createRedis(config.REDIS_URL);
       redisClients.push(otherRedis);
       const other = buildApp(
-        await composeApi({ config, log, database, redis: otherRedis, temporal, docker, s3: createS3Client(config) }),
+        await composeApi({
+          config,
+          log,
+          database,
+          redis: otherRedis,
+          temporal: opts.temporal ?? temporal,
+          docker,
+          s3: createS3Client(config),
+        }),
       );
       const s: Server = await new Promise((resolve) => {
         const srv = other.listen(0, '127.0.0.1', () => resolve(srv));

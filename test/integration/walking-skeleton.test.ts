@@ -1,6 +1,33 @@
+import { randomUUID } from 'node:crypto';
+
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
+
 import { LABELS } from '../../shared/constants';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage } from '../helpers/images';
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+const decode = (p: temporal.api.common.v1.IPayload | null | undefined) =>
+  p ? defaultPayloadConverter.fromPayload<unknown>(p) : undefined;
+
+/** The deployment workflow's story as its history tells it: activities scheduled, signals, how it ended. */
+function story(events: HistoryEvent[]) {
+  const steps: string[] = [];
+  for (const e of events) {
+    const scheduled = e.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (scheduled) steps.push(scheduled === 'recordStatus' ? `recordStatus:${statusOf(e)}` : scheduled);
+    if (e.activityTaskCompletedEventAttributes) steps.push('✓');
+    if (e.activityTaskFailedEventAttributes) steps.push('✗');
+    if (e.workflowExecutionSignaledEventAttributes)
+      steps.push(`signal:${e.workflowExecutionSignaledEventAttributes.signalName}`);
+    if (e.workflowExecutionCompletedEventAttributes) steps.push('completed');
+  }
+  return steps;
+}
+function statusOf(e: HistoryEvent) {
+  return (decode(e.activityTaskScheduledEventAttributes?.input?.payloads?.[0]) as { status: string }).status;
+}
 
 // The wiring end to end on real services: HTTP → Temporal workflow → worker activities → MongoDB + Docker.
 describe('walking skeleton (real Temporal dev server, FerretDB, Docker Engine)', () => {
@@ -17,12 +44,15 @@ describe('walking skeleton (real Temporal dev server, FerretDB, Docker Engine)',
     const { token, orgId } = await h.newOrg();
     const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
 
+    const greeting = `greeting-${randomUUID()}`;
+    const requestId = `skeleton-${randomUUID()}`;
     const accepted = await fetch(`${h.baseUrl}/compat/deploy`, {
       method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ image, name: 'hello', port: 8080, envVars: { GREETING: 'hi' } }),
+      headers: { ...auth, 'x-request-id': requestId },
+      body: JSON.stringify({ image, name: 'hello', port: 8080, envVars: { GREETING: greeting } }),
     });
     expect(accepted.status).toBe(202);
+    expect(accepted.headers.get('x-request-id')).toBe(requestId);
     const { deploymentId, status } = (await accepted.json()) as { deploymentId: string; status: string };
     expect(status).toBe('queued');
 
@@ -52,8 +82,40 @@ describe('walking skeleton (real Temporal dev server, FerretDB, Docker Engine)',
     expect(containers).toHaveLength(1);
     expect(containers[0]!.Labels[LABELS.orgId]).toBe(orgId);
 
-    const history = await h.temporal.workflow.getHandle(`deployment/${deploymentId}`).fetchHistory();
-    expect(history.events?.length).toBeGreaterThan(5);
+    const workflow = h.temporal.workflow.getHandle(`deployment/${deploymentId}`);
+    const described = await workflow.describe();
+    expect(described.type).toBe('deploymentWorkflow');
+    expect(described.taskQueue).toBe(h.taskQueue);
+    // The operator's way from a failed request to its workflow (issue 10 §8).
+    expect(described.memo).toEqual({ requestId });
+    expect(described.searchAttributes).toMatchObject({ DeploymentId: [deploymentId], OrgId: [orgId] });
+    const deployed = (await workflow.fetchHistory()).events ?? [];
+    const started = deployed[0]?.workflowExecutionStartedEventAttributes;
+    // The input names the env variable and never carries its value (DESIGN.md §4).
+    expect(decode(started?.input?.payloads?.[0])).toMatchObject({
+      deploymentId,
+      orgId,
+      source: { type: 'image', image },
+      port: 8080,
+      envNames: ['GREETING'],
+      revision: 1,
+      version: 1,
+    });
+    expect(JSON.stringify(decode(started?.input?.payloads?.[0]))).not.toContain(greeting);
+    expect(story(deployed)).toEqual([
+      'recordStatus:deploying',
+      '✓',
+      'ensureImage',
+      '✓',
+      'startContainer',
+      '✓',
+      'recordStatus:deploying',
+      '✓',
+      'waitReady',
+      '✓',
+      'recordStatus:running',
+      '✓',
+    ]);
 
     const destroyed = await fetch(`${h.baseUrl}/compat/deployments/${deploymentId}`, {
       method: 'DELETE',
@@ -72,6 +134,16 @@ describe('walking skeleton (real Temporal dev server, FerretDB, Docker Engine)',
       return left.length === 0 ? true : undefined;
     }, 'the container to be removed');
     await expect(fetch(running.url!)).rejects.toThrow();
+
+    // The destroy reached the workflow, which removed what the deployment held and ended.
+    await workflow.result();
+    const whole = (await workflow.fetchHistory()).events ?? [];
+    expect(story(whole).slice(story(deployed).length)).toEqual([
+      'signal:destroy',
+      'removeDeployment',
+      '✓',
+      'completed',
+    ]);
   });
 
   it('runs two deploys of one organisation at once on its single bridge network', async () => {

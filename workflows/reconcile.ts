@@ -1,0 +1,42 @@
+import { getExternalWorkflowHandle, proxyActivities } from '@temporalio/workflow';
+
+import type { Activities } from '../activities';
+import type { ReconcileCounts } from '../activities/reconcile';
+import { deploymentWorkflowId } from '../shared/constants';
+import { destroySignal } from './deployment';
+
+const { planReconcile, removeOrphans } = proxyActivities<Activities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { maximumInterval: '1 minute', maximumAttempts: 5 },
+});
+
+/** Signals per run, so one run's history stays small; the rest are found again by the next run. */
+const MAX_SIGNALS = 200;
+
+export interface ReconcileReport extends ReconcileCounts {
+  /** Records hidden for destroys an api left half done. */
+  hidden: number;
+  /** Deployment workflows told of their destroy (those still open). */
+  signalled: number;
+}
+
+/**
+ * Run by the reconcile schedule: finishes half-done destroys, tells each destroyed deployment's workflow (one
+ * that never heard its destroy would keep deploying or holding), then removes what is left on the engine.
+ */
+export async function reconcileWorkflow(): Promise<ReconcileReport> {
+  const plan = await planReconcile();
+  let signalled = 0;
+  await Promise.all(
+    plan.destroyed.slice(0, MAX_SIGNALS).map(async (id) => {
+      try {
+        await getExternalWorkflowHandle(deploymentWorkflowId(id)).signal(destroySignal);
+        signalled++;
+      } catch {
+        // Finished already, or never started: there is nothing to tell, and the removal below still runs.
+      }
+    }),
+  );
+  const counts = await removeOrphans();
+  return { ...counts, hidden: plan.hidden.length, signalled };
+}
