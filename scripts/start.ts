@@ -4,7 +4,9 @@ import path from 'node:path';
 
 import { Listr } from 'listr2';
 
+import { createDockerClient } from '../shared/engine/docker-client';
 import { type PartResult, type PartsRunner, type Stack, StackError, startStack } from './stack';
+import { baseImagesPart } from './stack/base-images';
 import { repoRoot } from './stack/paths';
 import { configuredPort, ensurePortFree } from './stack/ports';
 import { waitUntil } from './stack/process';
@@ -55,9 +57,19 @@ async function main() {
     // Before anything is built: minutes of tool builds must not end on "port 3000 is taken".
     await ensurePortFree({ port, part: 'the api', variable: 'PORT' }, host);
     stack = await startStack({ dataDir, ports: 'default', run: listrRunner, signal: interrupted.signal });
+    // Once the engine answers: Slipway's base images (minutes the first time, a second once they exist).
+    const engine = stack.env.DOCKER_HOST ?? process.env.DOCKER_HOST;
+    const bases = await startStack({
+      dataDir,
+      ports: 'default',
+      run: listrRunner,
+      signal: interrupted.signal,
+      parts: [baseImagesPart(() => createDockerClient(engine))],
+    });
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       ...stack.env,
+      ...bases.env,
       SECRETS_KEY: process.env.SECRETS_KEY ?? (await localSecretsKey(dataDir)),
     };
     // Checked again: a part's start-up took minutes, and another program may have taken it meanwhile.

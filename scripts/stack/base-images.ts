@@ -9,6 +9,7 @@ import type Docker from 'dockerode';
 import { BASE_IMAGE_LABEL, BASE_IMAGE_NAMES, type BaseImageName } from '../../shared/build/base-images';
 import { LABELS } from '../../shared/constants';
 import { ensureDebianPackages } from './debian';
+import { withMachineLock } from './machine-lock';
 import type { Part, PartResult } from './parts';
 import { cacheDir, repoRoot } from './paths';
 import { StackError } from './stack-error';
@@ -35,6 +36,8 @@ export interface BaseImagesResult {
 
 export interface EnsureOptions {
   docker: Docker;
+  /** Repository prefix of the tags: `slipway` (what the configuration names); benchmarks build under another. */
+  prefix?: string;
   progress?: (line: string) => void;
   signal?: AbortSignal;
 }
@@ -91,11 +94,11 @@ function filesUnder(dir: string, rel = ''): [string, string][] {
 const dockerfileOf = (name: BaseImageName) => fs.readFileSync(path.join(IMAGES_DIR, name, 'Dockerfile'), 'utf8');
 
 /** Each base's tag, from the hash of everything that goes into it: computed without the engine. */
-export function baseImageTags(source: DebianSource = debianSource()): Record<AllBases, string> {
-  const debian = `slipway/debian:${sha({ ...source, variant: VARIANT, overlay: filesUnder(OVERLAY) })}`;
+export function baseImageTags(source: DebianSource = debianSource(), prefix = 'slipway'): Record<AllBases, string> {
+  const debian = `${prefix}/debian:${sha({ ...source, variant: VARIANT, overlay: filesUnder(OVERLAY) })}`;
   const tags = { debian } as Record<AllBases, string>;
   for (const name of BASE_IMAGE_NAMES)
-    tags[name] = `slipway/${name}:${sha({ name, from: debian, dockerfile: dockerfileOf(name) })}`;
+    tags[name] = `${prefix}/${name}:${sha({ name, from: debian, dockerfile: dockerfileOf(name) })}`;
   return tags;
 }
 
@@ -135,7 +138,7 @@ export async function ensureBaseImages(
 ): Promise<BaseImagesResult> {
   const progress = opts.progress ?? (() => undefined);
   const source = debianSource();
-  const tags = baseImageTags(source);
+  const tags = baseImageTags(source, opts.prefix);
   const built: BaseImagesResult['built'] = {};
   const missing = async () => {
     const out: BaseImageName[] = [];
@@ -144,7 +147,7 @@ export async function ensureBaseImages(
   };
   progress('looking for the base images on the engine');
   if ((await missing()).length > 0) {
-    await withBuildLock(progress, opts.signal, async () => {
+    await withMachineLock('base-images', progress, opts.signal, async () => {
       const todo = await missing();
       if (todo.length === 0) return;
       if (await absent(opts.docker, tags.debian)) {
@@ -296,51 +299,6 @@ function runLogged(cmd: string, args: string[], line: (l: string) => void, signa
   });
 }
 
-/**
- * Runs `fn` holding the machine-wide base-image lock: a directory made atomically in the cache directory, with
- * the holder's pid inside, taken over when that process is gone.
- */
-async function withBuildLock<T>(progress: (l: string) => void, signal: AbortSignal | undefined, fn: () => Promise<T>) {
-  const lock = path.join(cacheDir(), 'base-images.lock');
-  await fs.promises.mkdir(cacheDir(), { recursive: true });
-  let told = false;
-  for (;;) {
-    signal?.throwIfAborted();
-    try {
-      await fs.promises.mkdir(lock);
-      await fs.promises.writeFile(path.join(lock, 'pid'), String(process.pid));
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const holder = Number(await fs.promises.readFile(path.join(lock, 'pid'), 'utf8').catch(() => ''));
-      const stat = await fs.promises.stat(lock).catch(() => undefined);
-      // A lock without a pid is being written; one whose pid is gone (or older than an hour) is stale.
-      const young = stat !== undefined && Date.now() - stat.mtimeMs < 5_000;
-      if ((holder && !alive(holder)) || (!holder && !young) || (stat && Date.now() - stat.mtimeMs > 3_600_000)) {
-        await fs.promises.rm(lock, { recursive: true, force: true });
-        continue;
-      }
-      if (!told) progress(`waiting for process ${holder || '?'}, which is building the base images`);
-      told = true;
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    await fs.promises.rm(lock, { recursive: true, force: true });
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 const VARIABLE: Record<BaseImageName, string> = {
   node: 'BUILD_BASE_IMAGE_NODE',
   python: 'BUILD_BASE_IMAGE_PYTHON',
@@ -358,7 +316,10 @@ export function baseImagesPart(docker: () => Docker): Part {
       const wanted = BASE_IMAGE_NAMES.filter((n) => !process.env[VARIABLE[n]]);
       if (wanted.length === 0) return { env: {}, started: [], external: true };
       const t0 = Date.now();
-      const result = await ensureBaseImages({ docker: docker(), progress: ctx.progress }, wanted);
+      const result = await ensureBaseImages(
+        { docker: docker(), progress: ctx.progress, ...(ctx.signal ? { signal: ctx.signal } : {}) },
+        wanted,
+      );
       const built = Object.keys(result.built);
       ctx.progress(
         built.length > 0

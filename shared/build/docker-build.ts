@@ -1,6 +1,7 @@
 import type Docker from 'dockerode';
 
 import { buildContext } from './context';
+import { explainBuildFailure } from './explain';
 import { type BuildLimits, buildResourceOptions, outOfMemory } from './sandbox';
 
 /** A build the engine ran and that failed by the source's doing (a step's exit code, out of memory). */
@@ -43,6 +44,8 @@ export async function engineBuild(docker: Docker, opts: EngineBuildOptions): Pro
     abortSignal: opts.signal,
   });
   let step = '';
+  // What the current step printed: the failure's explanation reads it (the raw text stays in the log only).
+  let output = '';
   let failure: string | undefined;
   await new Promise<void>((resolve, reject) => {
     docker.modem.followProgress(
@@ -51,7 +54,10 @@ export async function engineBuild(docker: Docker, opts: EngineBuildOptions): Pro
       (msg: BuildMessage) => {
         if (msg.stream) {
           const m = /^Step \d+\/\d+ : (.*)/m.exec(msg.stream);
-          if (m?.[1]) step = m[1].trim();
+          if (m?.[1]) {
+            step = m[1].trim();
+            output = '';
+          } else output = `${output}${msg.stream}`.slice(-65_536);
           opts.log(msg.stream);
         }
         if (msg.error) {
@@ -70,5 +76,5 @@ export async function engineBuild(docker: Docker, opts: EngineBuildOptions): Pro
     const what = `the build step ran out of memory (limit ${opts.limits.memoryMb} MB on the ${opts.plan} plan)`;
     throw new EngineBuildError(step ? `${what} at "${step}"` : what);
   }
-  throw new EngineBuildError(step ? `the build failed at step "${step}": ${failure}` : failure);
+  throw new EngineBuildError(explainBuildFailure(step, `${output}\n${failure}`));
 }
