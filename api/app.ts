@@ -55,8 +55,17 @@ export function buildApp(deps: AppDeps): Express {
       namespace: deps.config.TEMPORAL_NAMESPACE,
       taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     });
-    if (Object.keys(problems).length === 0) res.json({ status: 'ready' });
-    else res.status(503).json({ status: 'not ready', problems });
+    if (Object.keys(problems).length === 0) {
+      res.json({ status: 'ready' });
+      return;
+    }
+    // /readyz answers anyone who can reach it: driver and connection text goes to the log, the answer names parts.
+    deps.log.warn({ problems }, 'not ready');
+    const said = (part: string, why: string) => (part === 'worker' ? why : `${part} is not reachable; see the api log`);
+    res.status(503).json({
+      status: 'not ready',
+      problems: Object.fromEntries(Object.entries(problems).map(([part, why]) => [part, said(part, why)])),
+    });
   });
 
   const document = buildOpenApi({ compat: compatRoutes(deps), platform: platformRoutes(deps) });

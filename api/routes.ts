@@ -1,6 +1,7 @@
 import { type RequestHandler, Router } from 'express';
 import type { z } from 'zod';
 
+import { AppError } from '../shared/errors';
 import { ROUTE_LOCAL } from './middleware/access-log';
 import { handle, type Parsed, type Schemas } from './middleware/validate';
 
@@ -42,7 +43,26 @@ export function mountRoutes(routes: RouteDef[]): Router {
     };
     router[r.method](r.path, pattern, ...r.before, handle(r.request, r.handler));
   }
+  router.use(methodNotAllowed(routes));
   return router;
+}
+
+/**
+ * A path the origin serves, asked with a method it does not: 405 with the methods it does take (Allow), rather
+ * than a 404 that says the path does not exist. Other paths go on to the origin's 404.
+ */
+function methodNotAllowed(routes: RouteDef[]): RequestHandler {
+  const patterns = routes.map((r) => ({
+    method: r.method.toUpperCase(),
+    regex: new RegExp(`^${r.path.replace(/:(\w+)/g, '[^/]+')}/?$`),
+  }));
+  return (req, res, next) => {
+    const allowed = [...new Set(patterns.filter((p) => p.regex.test(req.path)).map((p) => p.method))];
+    if (allowed.length === 0) return next();
+    if (allowed.includes('GET')) allowed.push('HEAD');
+    res.setHeader('Allow', allowed.join(', '));
+    next(new AppError('INVALID_REQUEST', `${req.method} is not allowed here; use ${allowed.join(', ')}.`, {}, 405));
+  };
 }
 
 export const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');

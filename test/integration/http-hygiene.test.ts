@@ -166,6 +166,19 @@ describe('HTTP hygiene: encoding, temp files, non-origin paths, request IDs, acc
     expect(uploadFilesUnder(tmp)).toEqual([]);
   });
 
+  it('answers 405 with Allow to a method a path does not take, in the origin’s shape', async () => {
+    const api = client(h, (await h.newOrg()).token);
+    const trace = await api.call<Body>('PUT', '/compat/providers');
+    expect(trace.status).toBe(405);
+    expect(trace.headers.get('allow')).toBe('GET, HEAD');
+    expect(trace.body).toMatchObject({ code: 'INVALID_REQUEST', error: expect.stringMatching(/use GET/) });
+    const del = await api.call<Body>('PATCH', `/platform/tokens/${randomUUID()}`, {});
+    expect(del.status).toBe(405);
+    expect(del.headers.get('allow')).toBe('DELETE');
+    expect(del.body).toEqual({ status: 'error', message: expect.stringMatching(/use DELETE/) });
+    expect((await api.get<Body>('/compat/nothing-here')).status).toBe(404);
+  });
+
   it('answers outside the three origins in JSON, never an HTML page', async () => {
     const missing = await fetch(`${h.baseUrl}/no/such/path`);
     expect(missing.status).toBe(404);
