@@ -112,6 +112,24 @@ describe('sales outbox: every recorded event is delivered, once per sale', () =>
     }
   });
 
+  it('gives up on an event never attempted within the retry window, marking it failed', async () => {
+    const api = client(h, (await h.newOrg()).token);
+    const productId = await seller(api);
+    const recorded = await api.post<Data<{ eventId: string }>>('/platform/sales', sale(productId));
+    // As if recorded before the window (WEBHOOK_FINAL_ATTEMPT_AFTER_S=600) and never sent: no endpoint all along.
+    await h.db
+      .collection('events')
+      .updateOne(
+        { _id: recorded.body.data.eventId as never },
+        { $set: { createdAt: new Date(Date.now() - 3600_000) } },
+      );
+    await eventually(
+      async () => ((await delivery(api, recorded.body.data.eventId)).status === 'failed' ? true : undefined),
+      'the sweep to mark the expired event failed',
+    );
+    expect(await delivery(api, recorded.body.data.eventId)).toMatchObject({ status: 'failed', attempts: [] });
+  });
+
   it('records one sale per requestId, answering a retry DUPLICATE_REQUEST with the first sale', async () => {
     const receiver = await startReceiver();
     try {
