@@ -1,7 +1,9 @@
-// Source build benchmarks (issue: deploy from source). For each fixture, Slipway's build + deploy until the
-// app answers, next to a bare `docker build` + `docker run` + first answer of the same source and Dockerfile,
-// measured in the same run. Every run gets a fresh nonce file, so neither side reuses the other's cached
-// source layers (as with a new commit). Never asserts. Run: node --import tsx bench/build.ts
+// Source build benchmarks (issues: deploy from source; 16, real base images). For each sample app, Slipway's
+// build + deploy until the app answers, next to a bare `docker build` + `docker run` + first answer of the same
+// source and the same generated Dockerfile (same base images, same CA bundle in the build stage), measured in the
+// same run. Every run gets a fresh nonce file, so neither side reuses the other's cached source layers (as with a
+// new commit): each `npm ci` / `pip install` really fetches from the registry. Never asserts.
+// Run: node --import tsx bench/build.ts   (BENCH_N runs per case, default 2)
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -17,7 +19,7 @@ import { zipDirectory } from '../test/helpers/zip';
 import { answers, bareRun, median, startService, until } from './harness';
 
 const run = promisify(execFile);
-const N = 3;
+const N = Number(process.env.BENCH_N) || 2;
 const FIXTURES = path.resolve(__dirname, '..', 'test', 'fixtures', 'sources');
 
 /** A copy of a fixture with a nonce file, so its build cannot reuse an earlier run's source layers. */
@@ -50,11 +52,12 @@ async function main() {
   };
 
   const cases: { label: string; fixture: string; via: 'zip' | 'git' }[] = [
-    { label: 'static site, zip', fixture: 'static-site', via: 'zip' },
-    { label: 'Node app, zip', fixture: 'node-app', via: 'zip' },
-    { label: 'Node app, git', fixture: 'node-app', via: 'git' },
-    { label: 'own Dockerfile, git', fixture: 'dockerfile-app', via: 'git' },
-    { label: 'Python app, zip', fixture: 'python-app', via: 'zip' },
+    { label: 'Node + express, zip', fixture: 'express-app', via: 'zip' },
+    { label: 'Node + express, git', fixture: 'express-app', via: 'git' },
+    { label: 'Flask + gunicorn, zip', fixture: 'flask-app', via: 'zip' },
+    { label: 'Flask + gunicorn, git', fixture: 'flask-app', via: 'git' },
+    { label: 'npm-built site, zip', fixture: 'built-site', via: 'zip' },
+    { label: 'npm-built site, git', fixture: 'built-site', via: 'git' },
   ];
   const results: { label: string; slipway: number[]; bare: number[] }[] = [];
   try {
@@ -110,7 +113,7 @@ async function main() {
 
     const s = (v: number) => `${(v / 1000).toFixed(2)} s`;
     console.log(`\nSlipway source build benchmark (${new Date().toISOString()}, ${os.cpus().length} cores, n=${N})`);
-    console.log('fixture                 slipway build+deploy+answer   bare docker build+run+answer   ratio');
+    console.log('sample app              slipway build+deploy+answer   bare docker build+run+answer   ratio');
     for (const r of results) {
       console.log(
         `${r.label.padEnd(22)}  median ${s(median(r.slipway)).padEnd(9)} (${r.slipway.map(s).join(', ')})   median ${s(median(r.bare)).padEnd(9)} (${r.bare.map(s).join(', ')})   ${(median(r.slipway) / median(r.bare)).toFixed(2)}x`,
