@@ -51,13 +51,16 @@ const resultOf = (a: AttemptRecord): AttemptResult => ({
 function classify(err: unknown): { errorClass: AttemptRecord['errorClass']; error: string } {
   const e = err as Error & { code?: string; cause?: { code?: string; message?: string } };
   const code = e.code ?? e.cause?.code ?? '';
-  const message = e.cause?.message ?? e.message;
+  // The seller reads `error` in the deliveries log: our words per class, not Node's or undici's text.
   if (['TimeoutError', 'AbortError'].includes(e.name) || /TIMEOUT/.test(code))
     return { errorClass: 'timeout', error: `no answer within ${RECEIVER_TIMEOUT_MS / 1000} s` };
-  if (['ENOTFOUND', 'EAI_AGAIN'].includes(code)) return { errorClass: 'dns', error: message };
-  if (code === 'ECONNREFUSED') return { errorClass: 'refused', error: message };
-  if (/CERT|SSL|TLS/i.test(code)) return { errorClass: 'tls', error: message };
-  return { errorClass: 'network', error: message };
+  if (['ENOTFOUND', 'EAI_AGAIN'].includes(code))
+    return { errorClass: 'dns', error: 'the host name of the webhook URL does not resolve' };
+  if (code === 'ECONNREFUSED')
+    return { errorClass: 'refused', error: 'the receiver refused the connection: is it listening on that port?' };
+  if (/CERT|SSL|TLS/i.test(code))
+    return { errorClass: 'tls', error: 'the TLS handshake failed: the receiver’s certificate is not valid or trusted' };
+  return { errorClass: 'network', error: 'the connection to the receiver failed or was cut before an answer' };
 }
 
 /**

@@ -64,7 +64,7 @@ describe('schemathesis against the OpenAPI document', () => {
         '^/(compat|platform)/',
         '--checks',
         // positive_data_acceptance is left out: many refusals are facts no schema holds (a repoUrl that does not
-        // resolve, bytes that are not a zip, a sale already refunded); unsupported_method wants 405 where we say 404.
+        // resolve, bytes that are not a zip, a sale already refunded).
         [
           'not_a_server_error',
           'status_code_conformance',
@@ -74,6 +74,8 @@ describe('schemathesis against the OpenAPI document', () => {
           'negative_data_rejection',
           'ignored_auth',
           'missing_required_header',
+          'unsupported_method',
+          'allow_header_conformance',
         ].join(','),
         '--phases',
         'examples,coverage,fuzzing',
