@@ -179,6 +179,22 @@ describe('HTTP hygiene: encoding, temp files, non-origin paths, request IDs, acc
     expect((await api.get<Body>('/compat/nothing-here')).status).toBe(404);
   });
 
+  it('carries the request ID of a deploy to its workflow, so an operator goes from the request to the workflow', async () => {
+    const api = client(h, (await h.newOrg()).token);
+    const requestId = `op-${randomUUID()}`;
+    const r = await api.call<Body>(
+      'POST',
+      '/compat/deploy',
+      { image: 'slipway-test/none:1', name: 'traced' },
+      { 'x-request-id': requestId },
+    );
+    expect(r.status).toBe(202);
+    expect(r.headers.get('x-request-id')).toBe(requestId);
+    const described = await h.temporal.workflow.getHandle(`deployment/${String(r.body.deploymentId)}`).describe();
+    expect(described.memo).toMatchObject({ requestId });
+    expect((await api.del(`/compat/deployments/${String(r.body.deploymentId)}`)).status).toBe(204);
+  });
+
   it('answers outside the three origins in JSON, never an HTML page', async () => {
     const missing = await fetch(`${h.baseUrl}/no/such/path`);
     expect(missing.status).toBe(404);
