@@ -1,0 +1,179 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+
+import type Docker from 'dockerode';
+
+import { LABELS } from '../../shared/constants';
+import { instanceId } from '../../shared/instance';
+import { ensureReconcileSchedule } from '../../worker/reconcile-schedule';
+import type { ReconcileReport } from '../../workflows';
+import { client } from '../helpers/client';
+import { eventually, type Harness, startHarness } from '../helpers/harness';
+import { buildFixtureImage, buildImageOnce } from '../helpers/images';
+
+/** Runs the reconcile schedule's action now and returns what its workflow reports. */
+async function runSchedule(h: Harness): Promise<ReconcileReport> {
+  const schedule = await ensureReconcileSchedule(h.temporal, { taskQueue: h.taskQueue, everyS: 3600 });
+  const before = (await schedule.describe()).info.recentActions.length;
+  await schedule.trigger();
+  const action = await eventually(async () => {
+    const recent = (await schedule.describe()).info.recentActions;
+    return recent.length > before ? recent[recent.length - 1] : undefined;
+  }, 'the schedule to start its workflow');
+  return h.temporal.workflow.getHandle(action.action.workflow.workflowId).result() as Promise<ReconcileReport>;
+}
+
+// Issue 10 §4: the reconciler removes what destroyed or unknown deployments left, and only this instance's.
+describe('reconciler schedule', () => {
+  const instance = `reconciler-${process.pid}-${randomUUID().slice(0, 8)}`;
+  let h: Harness;
+  /** The same instance with a long grace: it judges the same objects but must leave young ones alone. */
+  let patient: Harness;
+  let image: string;
+  const made: { kind: 'container' | 'network' | 'image'; id: string }[] = [];
+
+  beforeAll(async () => {
+    h = await startHarness('reconciler', { SLIPWAY_INSTANCE: instance, RECONCILE_GRACE_S: '0' });
+    patient = await startHarness('reconciler-patient', { SLIPWAY_INSTANCE: instance, RECONCILE_GRACE_S: '3600' });
+    image = await buildFixtureImage(h.docker, 'hello');
+  });
+  afterAll(async () => {
+    for (const m of made) {
+      if (m.kind === 'container')
+        await h.docker
+          .getContainer(m.id)
+          .remove({ force: true })
+          .catch(() => undefined);
+      if (m.kind === 'network')
+        await h.docker
+          .getNetwork(m.id)
+          .remove()
+          .catch(() => undefined);
+      if (m.kind === 'image')
+        await h.docker
+          .getImage(m.id)
+          .remove({ force: true })
+          .catch(() => undefined);
+    }
+    await patient?.stop();
+    await h?.stop();
+  });
+
+  /** A running container labelled as Slipway labels a deployment's, as a crashed worker or a lost destroy leaves it. */
+  async function leftover(labels: Record<string, string>): Promise<Docker.Container> {
+    const container = await h.docker.createContainer({
+      name: `slipway-leftover-${randomUUID()}`,
+      Image: image,
+      Labels: { [LABELS.managed]: 'true', [LABELS.revision]: '1', ...labels },
+    });
+    made.push({ kind: 'container', id: container.id });
+    await container.start();
+    return container;
+  }
+  const exists = (c: Docker.Container) =>
+    c.inspect().then(
+      () => true,
+      () => false,
+    );
+
+  it('removes containers, images and networks of destroyed and unknown deployments, counting each, and nothing else', async () => {
+    const { token, orgId } = await h.newOrg();
+    expect(instanceId(h.config)).toBe(instance);
+
+    // A live deployment, deployed for real: its container and network stay.
+    const api = client(h, token);
+    const live = await api.post<{ deploymentId: string }>('/compat/deploy', { image, name: 'live', port: 8080 });
+    expect(live.status).toBe(202);
+    await api.waitFor(live.body.deploymentId, ['running']);
+    const [liveContainer] = await h.docker.listContainers({
+      filters: { label: [`${LABELS.deploymentId}=${live.body.deploymentId}`] },
+    });
+    expect(liveContainer?.Labels[LABELS.instance]).toBe(instance);
+
+    // A deployment this database has never heard of.
+    const unknownId = randomUUID();
+    const unknown = await leftover({
+      [LABELS.deploymentId]: unknownId,
+      [LABELS.orgId]: orgId,
+      [LABELS.instance]: instance,
+    });
+    // A destroyed deployment whose container outlived it.
+    const destroyedId = randomUUID();
+    const now = new Date();
+    await h.db.collection('deployments').insertOne({
+      _id: destroyedId as never,
+      orgId,
+      name: 'gone',
+      status: 'running',
+      createdAt: now,
+      updatedAt: now,
+      destroyedAt: now,
+    });
+    const destroyed = await leftover({
+      [LABELS.deploymentId]: destroyedId,
+      [LABELS.orgId]: orgId,
+      [LABELS.instance]: instance,
+    });
+    // Another Slipway instance's container on the same engine: unknown here, but not ours to judge.
+    const foreign = await leftover({
+      [LABELS.deploymentId]: randomUUID(),
+      [LABELS.orgId]: orgId,
+      [LABELS.instance]: `someone-else-${randomUUID()}`,
+    });
+    // A built image of an unknown deployment.
+    const builtTag = `slipway/${randomUUID()}:1`;
+    const unknownImageDeployment = randomUUID();
+    await buildImageOnce(h.docker, builtTag, async (context) => {
+      await fs.writeFile(
+        `${context}/Dockerfile`,
+        `FROM ${image}\nLABEL "${LABELS.managed}"="true" "${LABELS.deploymentId}"="${unknownImageDeployment}" "${LABELS.instance}"="${instance}"\n`,
+      );
+    });
+    const builtId = (await h.docker.getImage(builtTag).inspect()).Id;
+    made.push({ kind: 'image', id: builtId });
+    // An org network nothing uses any more, and another instance's.
+    const idleOrg = randomUUID();
+    const idle = await h.docker.createNetwork({
+      Name: `slipway-org-${idleOrg}`,
+      Labels: { [LABELS.managed]: 'true', [LABELS.orgId]: idleOrg, [LABELS.instance]: instance },
+    });
+    made.push({ kind: 'network', id: idle.id });
+    const foreignNet = await h.docker.createNetwork({
+      Name: `slipway-org-${randomUUID()}`,
+      Labels: { [LABELS.managed]: 'true', [LABELS.orgId]: randomUUID(), [LABELS.instance]: 'someone-else' },
+    });
+    made.push({ kind: 'network', id: foreignNet.id });
+
+    // With an hour's grace, everything here is too young to judge.
+    const early = await patient.temporal.workflow.execute('reconcileWorkflow', {
+      taskQueue: patient.taskQueue,
+      workflowId: `reconcile-patient-${randomUUID()}`,
+    });
+    expect(early).toMatchObject({ containers: 0, images: 0, networks: 0 });
+    expect(await exists(unknown)).toBe(true);
+
+    const report = await runSchedule(h);
+    expect(report).toMatchObject({ containers: 2, images: 1, networks: 1 });
+    expect(report.removed.map((r) => `${r.kind}:${r.deploymentId ?? r.name}:${r.reason}`).sort()).toEqual(
+      [
+        `container:${destroyedId}:destroyed`,
+        `container:${unknownId}:unknown`,
+        `image:${unknownImageDeployment}:unknown`,
+        `network:slipway-org-${idleOrg}:unused`,
+      ].sort(),
+    );
+    expect(await exists(unknown)).toBe(false);
+    expect(await exists(destroyed)).toBe(false);
+    await expect(h.docker.getImage(builtId).inspect()).rejects.toMatchObject({ statusCode: 404 });
+    await expect(h.docker.getNetwork(idle.id).inspect()).rejects.toMatchObject({ statusCode: 404 });
+
+    // Untouched: the live deployment (still answering), another instance's container and network.
+    expect((await h.docker.getContainer(liveContainer!.Id).inspect()).State.Running).toBe(true);
+    expect(await exists(foreign)).toBe(true);
+    expect((await h.docker.getNetwork(foreignNet.id).inspect()).Name).toMatch(/^slipway-org-/);
+    expect((await api.get(`/compat/deployments/${live.body.deploymentId}`)).body).toMatchObject({ status: 'running' });
+
+    // A second run finds nothing more.
+    expect(await runSchedule(h)).toMatchObject({ containers: 0, images: 0, networks: 0 });
+  });
+});
