@@ -15,6 +15,7 @@ import { extractZip, soleTopLevelDir } from '../shared/build/extract';
 import { cloneCheckout, cloneRepository } from '../shared/build/git';
 import { assertImagesUsable } from '../shared/build/image-access';
 import { labelledDockerfile } from '../shared/build/labelled-dockerfile';
+import { createOrgBuildLeases } from '../shared/build/org-leases';
 import { type BuildLimits, createBuildSlots, ensureBuildNetwork } from '../shared/build/sandbox';
 import { assertSymlinksInside, SymlinkEscapeError } from '../shared/build/symlinks';
 import type { Config } from '../shared/config';
@@ -23,11 +24,14 @@ import type { LogStore } from '../shared/db/logs-store';
 import type { UploadStore } from '../shared/db/uploads-store';
 import type { DeploymentSource } from '../shared/deployments';
 import { PLAN_POLICIES } from '../shared/plans';
+import type { Redis } from '../shared/redis';
 import { GitSecretRefusedError, type Vault } from '../shared/secrets/vault';
 import { ensureHostIsolation } from './providers/host-firewall';
 
 export interface BuildDeps {
   docker: Docker;
+  /** Bounds one organisation's builds across every worker; without it the bound is per worker. */
+  redis?: Redis;
   /** Label value naming this Slipway instance: its reconciler removes only images carrying it. */
   instance: string;
   s3: S3Client;
@@ -51,6 +55,7 @@ export interface BuildDeps {
     | 'BUILD_CONCURRENCY_PER_ORG'
     | 'BUILD_ALLOW_PRIVATE_REGISTRIES'
     | 'DOCKER_HOST'
+    | 'REDIS_KEY_PREFIX'
   >;
 }
 
@@ -114,6 +119,9 @@ export function createBuildActivities(deps: BuildDeps) {
   const { config } = deps;
   const workRoot = config.BUILD_WORK_DIR ?? path.join(os.tmpdir(), 'slipway-builds');
   const slots = createBuildSlots(config.BUILD_CONCURRENCY, config.BUILD_CONCURRENCY_PER_ORG);
+  const orgLeases =
+    deps.redis &&
+    createOrgBuildLeases(deps.redis, { prefix: config.REDIS_KEY_PREFIX, perOrg: config.BUILD_CONCURRENCY_PER_ORG });
 
   return {
     async buildSource(input: BuildInput): Promise<BuildResult> {
@@ -275,7 +283,14 @@ export function createBuildActivities(deps: BuildDeps) {
       [LABELS.revision]: String(input.revision),
       [LABELS.instance]: deps.instance,
     });
-    const release = await slots.acquire(input.orgId, signal, log);
+    // The organisation's slot first (across workers), then one of this worker's: a build waiting on its own
+    // organisation never holds a worker slot another organisation's build could use.
+    const holder = `${input.deploymentId}/r${input.revision}/a${Context.current().info.attempt}`;
+    const releaseOrg = await orgLeases?.acquire(input.orgId, holder, signal, log);
+    const release = await slots.acquire(input.orgId, signal, log).catch(async (err: unknown) => {
+      await releaseOrg?.();
+      throw err;
+    });
     try {
       // Refreshed before every build (idempotent): the rules keep RUN steps off the host and private ranges.
       const isolation = await ensureHostIsolation({ dockerHost: config.DOCKER_HOST });
@@ -300,6 +315,7 @@ export function createBuildActivities(deps: BuildDeps) {
       throw err instanceof EngineBuildError ? buildFailed(err.message) : err;
     } finally {
       release();
+      await releaseOrg?.();
     }
   }
 }

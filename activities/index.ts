@@ -7,6 +7,7 @@ import type { SalesStore } from '../shared/db/sales-store';
 import type { UploadStore } from '../shared/db/uploads-store';
 import { instanceId } from '../shared/instance';
 import { createEnvSealer } from '../shared/secrets/deployment-env';
+import type { Redis } from '../shared/redis';
 import type { Vault } from '../shared/secrets/vault';
 import { type BuildDeps, createBuildActivities } from './build';
 import { createDeploymentActivities } from './deployments';
@@ -26,6 +27,8 @@ export interface ActivityDeps {
   s3: S3Client;
   uploads: UploadStore;
   vault: Pick<Vault, 'revealForGit'>;
+  /** Bounds one organisation's builds across workers (BUILD_CONCURRENCY_PER_ORG); per worker without it. */
+  redis?: Redis;
   config: BuildDeps['config'] &
     Pick<
       Config,
@@ -59,6 +62,7 @@ export function createActivities(deps: ActivityDeps) {
       vault: deps.vault,
       logs: deps.logs,
       config: deps.config,
+      ...(deps.redis ? { redis: deps.redis } : {}),
     }),
     ...createUploadActivities({ store: deps.uploads, s3: deps.s3, bucket: deps.config.S3_BUCKET }),
     ...createWebhookActivities({ store: deps.sales, allowPrivateTargets: deps.allowPrivateWebhookTargets }),

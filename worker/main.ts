@@ -13,6 +13,7 @@ import { createDockerClient } from '../shared/engine/docker-client';
 import { instanceId } from '../shared/instance';
 import { createLogger } from '../shared/logger';
 import { logUnexpectedErrors } from '../shared/process-guard';
+import { createRedis } from '../shared/redis';
 import { createS3Client } from '../shared/s3';
 import { createVault } from '../shared/secrets/vault';
 import { createDeploymentWorker } from './create-worker';
@@ -41,6 +42,8 @@ async function main() {
   await ensureSearchAttributes(connection, cfg.TEMPORAL_NAMESPACE);
   const store = createDeploymentStore(database.db);
   const logs = createLogStore(database.db);
+  // Builds of one organisation are bounded across workers by leases in Redis (shared/build/org-leases.ts).
+  const redis = createRedis(cfg.REDIS_URL);
   const worker = await createDeploymentWorker({
     connection,
     namespace: cfg.TEMPORAL_NAMESPACE,
@@ -58,6 +61,7 @@ async function main() {
     s3: createS3Client(cfg),
     uploads: createUploadStore(database.db),
     vault: createVault({ store: createSecretStore(database.db), key: cfg.SECRETS_KEY }),
+    redis,
     config: cfg,
   });
   await ensureUploadExpirySchedule(new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE }), {
@@ -78,6 +82,7 @@ async function main() {
   await worker.run();
   await connection.close();
   await database.close();
+  redis.disconnect();
 }
 
 main().catch((err: unknown) => {

@@ -99,6 +99,7 @@ export async function startHarness(
       s3,
       uploads: createUploadStore(database.db),
       vault: createVault({ store: createSecretStore(database.db), key: config.SECRETS_KEY }),
+      redis,
       config,
     }));
   const running = worker?.run();

@@ -3,7 +3,9 @@ import net from 'node:net';
 import os from 'node:os';
 
 import { REMOTE_ADD_REFUSED } from '../../shared/build/dockerfile-policy';
+import { createOrgBuildLeases } from '../../shared/build/org-leases';
 import { BUILD_NETWORK } from '../../shared/build/sandbox';
+import { createRedis } from '../../shared/redis';
 import { BASE_IMAGES } from '../helpers/base-images';
 import { client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
@@ -183,5 +185,51 @@ describe('build sandbox', () => {
     // The owner itself may build on its own image.
     const own = await build(owner, `FROM ${image}\nRUN echo own-base\n`);
     expect(own.d.status).toBe('running');
+  });
+});
+
+describe("one organisation's builds across workers", () => {
+  const redises: ReturnType<typeof createRedis>[] = [];
+  const worker = (leaseMs = 30_000) => {
+    const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    redises.push(redis);
+    return { redis, leases: createOrgBuildLeases(redis, { prefix, perOrg: 1, leaseMs, pollMs: 50 }) };
+  };
+  const prefix = `test-build-leases-${process.pid}:`;
+  const never = new AbortController().signal;
+  afterAll(() => redises.forEach((r) => r.disconnect()));
+
+  it('admits one build of an organisation at a time, whichever worker runs it; other organisations go on', async () => {
+    const [a, b] = [worker(), worker()];
+    const releaseA = await a.leases.acquire('org-x', 'dep-1/r1/a1', never);
+    let told!: () => void;
+    const waiting = new Promise<void>((resolve) => (told = resolve));
+    const second = b.leases.acquire('org-x', 'dep-2/r1/a1', never, () => told());
+    await waiting;
+    expect(await a.leases.holders('org-x')).toEqual(['dep-1/r1/a1']);
+    const releaseY = await b.leases.acquire('org-y', 'dep-3/r1/a1', never);
+    await releaseA();
+    const releaseB = await second;
+    expect(await a.leases.holders('org-x')).toEqual(['dep-2/r1/a1']);
+    await releaseB();
+    await releaseY();
+    expect(await a.leases.holders('org-x')).toEqual([]);
+  });
+
+  it('frees the slot of a worker that died holding it, and stops waiting when the build is cancelled', async () => {
+    const dead = worker(300);
+    await dead.leases.acquire('org-z', 'dep-4/r1/a1', never);
+    dead.redis.disconnect(); // no more renewals
+    const live = worker();
+    const cancel = new AbortController();
+    let told!: () => void;
+    const waiting = new Promise<void>((resolve) => (told = resolve));
+    const cancelled = live.leases.acquire('org-z', 'dep-5/r1/a1', cancel.signal, () => told());
+    await waiting;
+    cancel.abort(new Error('destroyed'));
+    await expect(cancelled).rejects.toThrow('destroyed');
+    const release = await live.leases.acquire('org-z', 'dep-6/r1/a1', never);
+    expect(await live.leases.holders('org-z')).toEqual(['dep-6/r1/a1']);
+    await release();
   });
 });
