@@ -31,11 +31,12 @@ async function execIn(h: Harness, containerId: string, cmd: string[]) {
  */
 function fetchFromContainer(h: Harness, containerId: string, url: string) {
   const { hostname, port } = new URL(url);
+  const portOrDefault = port || '80';
   return execIn(h, containerId, [
     '/bin/busybox',
     'sh',
     '-c',
-    `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | /bin/busybox nc -w 5 ${hostname} ${port}`,
+    `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | /bin/busybox nc -w 5 ${hostname} ${portOrDefault}`,
   ]);
 }
 
@@ -109,6 +110,12 @@ describe('tenant containers are confined: privileges, logs, the host and private
           answered: false,
         });
       }
+      // What must stay open does: names resolve through the host's nameserver (a private address, let through for
+      // DNS only), and public addresses answer (builds fetch Debian's mirror the same way).
+      const lookup = await execIn(h, containerId, ['/bin/busybox', 'nslookup', 'deb.debian.org']);
+      const mirror = /Name:\s+deb\.debian\.org\s+Address:\s+(\d+\.\d+\.\d+\.\d+)/.exec(lookup.output)?.[1];
+      expect(mirror).toBeDefined();
+      expect((await fetchFromContainer(h, containerId, `http://${mirror}:80/`)).output).toMatch(/^HTTP\/1\.[01] /);
       // The container's own network still works: it reaches its own app.
       expect((await fetchFromContainer(h, containerId, 'http://127.0.0.1:8080/')).output).toContain(
         'hello from slipway',
