@@ -92,7 +92,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       }),
       'sale',
     ).data as Body;
-    const { saleId, eventId, subscriptionId } = sale as Record<string, string>;
+    const { saleId, eventId, subscriptionId } = sale as { saleId: string; eventId: string; subscriptionId: string };
     expect(subscriptionId).toEqual(expect.any(String));
 
     // What each path parameter names, by the collection it sits under.
@@ -101,8 +101,8 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       '/platform/tokens': tokenId,
       '/platform/secrets': secretId,
       '/platform/sales': saleId,
-      '/platform/subscriptions': subscriptionId!,
-      '/platform/sales/deliveries': eventId!,
+      '/platform/subscriptions': subscriptionId,
+      '/platform/sales/deliveries': eventId,
     };
     // Bodies that point at A's resources, where a route takes one.
     const bodyFor: Record<string, unknown> = {
@@ -118,7 +118,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
         gitTokenSecretId: secretId,
       },
     };
-    const aIds = [deploymentId, uploadId, secretId, tokenId, productId, saleId!, eventId!, subscriptionId!];
+    const aIds = [deploymentId, uploadId, secretId, tokenId, productId, saleId, eventId, subscriptionId];
 
     const doc = (await (await fetch(`${h.baseUrl}/openapi.json`)).json()) as Doc;
     const swept: string[] = [];
