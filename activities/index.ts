@@ -51,6 +51,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createReconcileActivities({
       docker: deps.engine.docker,
       store: deps.store,
+      env: createEnvSealer(deps.config.SECRETS_KEY),
       instance,
       graceS: deps.config.RECONCILE_GRACE_S,
     }),

@@ -3,6 +3,7 @@ import type Docker from 'dockerode';
 
 import { LABELS } from '../shared/constants';
 import type { DeploymentStore } from '../shared/db/deployments-store';
+import type { EnvSealer } from '../shared/secrets/deployment-env';
 
 export interface ReconcileRemoval {
   kind: 'container' | 'image' | 'network';
@@ -23,6 +24,7 @@ export interface ReconcileCounts {
 /** Destroy intents this old or younger are checked on every sweep; an unfinished one is found within a sweep. */
 const INTENT_WINDOW_MS = 24 * 3600 * 1000;
 const REPORTED = 100;
+const SEAL_BATCH = 100;
 
 function statusCode(err: unknown): number | undefined {
   return (err as { statusCode?: number }).statusCode;
@@ -37,7 +39,8 @@ function statusCode(err: unknown): number | undefined {
  */
 export function createReconcileActivities(deps: {
   docker: Docker;
-  store: Pick<DeploymentStore, 'lifecycle' | 'finishDestroyIntents'>;
+  store: Pick<DeploymentStore, 'lifecycle' | 'finishDestroyIntents' | 'withPlainEnv' | 'sealEnv'>;
+  env: Pick<EnvSealer, 'seal'>;
   instance: string;
   graceS: number;
 }) {
@@ -76,6 +79,18 @@ export function createReconcileActivities(deps: {
      * deployments that still hold engine objects: the reconcile workflow sends each workflow its destroy.
      */
     async planReconcile(): Promise<{ hidden: string[]; destroyed: string[] }> {
+      // Records from before env values were sealed get sealed now, a batch per run (DESIGN.md §4).
+      for (const r of await store.withPlainEnv(SEAL_BATCH)) {
+        const envVars = r.envVars ?? {};
+        let sealed;
+        try {
+          sealed = deps.env.seal(r, envVars);
+        } catch {
+          log.warn('SECRETS_KEY is not set: env values of older deployments stay unsealed in MongoDB');
+          break;
+        }
+        await store.sealEnv(r._id, Object.keys(envVars).sort(), sealed);
+      }
       const hidden = await store.finishDestroyIntents(new Date(Date.now() - INTENT_WINDOW_MS));
       for (const id of hidden) log.warn('reconciler finished a destroy the api left half done', { deploymentId: id });
       const { judged } = await candidates();

@@ -131,6 +131,29 @@ export function createDeploymentStore(db: Db) {
       return hidden;
     },
 
+    /** Records written before env values were sealed: they still hold them in the clear. */
+    async withPlainEnv(limit: number) {
+      return guard('deployments.withPlainEnv', () =>
+        col
+          .find({ envVars: { $exists: true } }, { projection: { _id: 1, orgId: 1, envVars: 1 } })
+          .limit(limit)
+          .toArray(),
+      );
+    },
+
+    /**
+     * Replaces a record's clear values by their sealed form. The values never change after the insert, so a
+     * concurrent sealing of the same record writes an equivalent result: no read-modify-write hazard.
+     */
+    async sealEnv(id: string, envNames: string[], envSealed: DeploymentRecord['envSealed']) {
+      await guard('deployments.sealEnv', () =>
+        col.updateOne(
+          { _id: id, envVars: { $exists: true } },
+          { $set: { envNames, ...(envSealed ? { envSealed } : {}) }, $unset: { envVars: '' } },
+        ),
+      );
+    },
+
     /** Which of these deployments are destroyed, asked to be, or unknown, as the reconciler judges engine objects. */
     async lifecycle(ids: string[]): Promise<Map<string, 'live' | 'destroyed'>> {
       const [records, asked] = await Promise.all([

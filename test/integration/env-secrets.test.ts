@@ -117,7 +117,7 @@ describe('deployment env values', () => {
     await workflow.result();
   });
 
-  it('still reach the container of a deployment started the way earlier versions did (values in the input)', async () => {
+  it('still reach the container of a deployment started the way earlier versions did, and get sealed at rest', async () => {
     const { token, orgId, userId } = await h.newOrg();
     const id = randomUUID();
     const value = `legacy-${randomUUID()}`;
@@ -160,6 +160,17 @@ describe('deployment env values', () => {
     const api = client(h, token);
     expect((await api.waitFor(id, ['running', 'failed'])).status).toBe('running');
     expect(await envOf(id)).toContain(`LEGACY_VALUE=${value}`);
+    expect((await api.get(`/compat/deployments/${id}`)).body).toMatchObject({ envVarNames: ['LEGACY_VALUE'] });
+
+    // The reconciler seals what such records still hold in the clear.
+    await h.temporal.workflow.execute('reconcileWorkflow', {
+      taskQueue: h.taskQueue,
+      workflowId: `reconcile-env-${randomUUID()}`,
+    });
+    const record = await h.db.collection('deployments').findOne({ _id: id as never });
+    expect(record).toMatchObject({ envNames: ['LEGACY_VALUE'], envSealed: { ciphertext: expect.any(String) } });
+    expect(record).not.toHaveProperty('envVars');
+    expect(text(record)).not.toContain(value);
     expect((await api.get(`/compat/deployments/${id}`)).body).toMatchObject({ envVarNames: ['LEGACY_VALUE'] });
     expect((await api.del(`/compat/deployments/${id}`)).status).toBe(204);
     await h.temporal.workflow.getHandle(`deployment/${id}`).result();
