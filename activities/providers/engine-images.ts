@@ -74,7 +74,7 @@ export function createEngineImages({
       const refusal = await registryRefusal(ref, { allowPrivateRegistries });
       if (refusal)
         throw ApplicationFailure.create({ nonRetryable: true, type: 'ImageRegistryRefused', message: refusal });
-      await pull(docker, found.reference).catch(refusedToFailure);
+      await pull(docker, found.reference);
       // A pulled image is held to the same rule as a local one (its labels come from whoever pushed it).
       const pulled = await resolveImage(docker, ref, orgId).catch(refusedToFailure);
       if (pulled.kind !== 'usable') throw notFound(found.reference);
