@@ -150,14 +150,14 @@ export function createEngineLocal({ docker, publicHost, bindIp, instance, allowP
     async startContainer(spec: ContainerSpec): Promise<StartedContainer> {
       const name = containerName(spec);
       const network = await this.ensureNetwork(spec.orgId);
-      // Checked again here, and run by ID: the tag may have moved since ensureImage.
-      const imageId = await images.usableImageId(spec.image, spec.orgId);
       const portKey = `${spec.port}/tcp`;
       let container = docker.getContainer(name);
       try {
         await container.inspect();
       } catch (err) {
         if (statusCode(err) !== 404) throw err;
+        // Checked again here, and run by ID: the tag may have moved since ensureImage.
+        const imageId = await images.usableImageId(spec.image, spec.orgId);
         container = await docker.createContainer({
           name,
           Image: imageId,
