@@ -77,6 +77,11 @@ export function buildApp(deps: AppDeps): Express {
   app.use('/compat', compatRouter(deps), compatErrors(deps.log));
   app.use('/platform', platformRouter(deps), platformErrors(deps.log));
   app.use('/api/v1/entitlements', entitlementsRouter(deps));
+  // The lookup takes GET only; any other method is 405 with Allow, in the lookup's {error} shape.
+  app.all('/api/v1/entitlements', (req, res, next) => {
+    res.setHeader('Allow', 'GET, HEAD');
+    next(new AppError('INVALID_REQUEST', `${req.method} is not allowed here; use GET.`, {}, 405));
+  });
   app.use((req, _res, next) => {
     next(new AppError('INVALID_REQUEST', `No route ${req.method} ${req.path}; see /openapi.json.`, {}, 404));
   });
