@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
 
 import { LABELS } from '../../shared/constants';
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
-import { buildFixtureImage } from '../helpers/images';
+import { buildFixtureImage, buildImageOnce } from '../helpers/images';
 import { pushAndForget, startRegistry } from '../helpers/registry';
 
 describe('engine_local provider (real Docker Engine, local registry)', () => {
@@ -43,6 +45,36 @@ describe('engine_local provider (real Docker Engine, local registry)', () => {
     expect((d.events as { message: string }[]).some((e) => e.message.startsWith('pulled image'))).toBe(true);
     expect(await (await fetch(d.url as string)).text()).toBe('hello from slipway\n');
     await destroy(api, r.body.deploymentId);
+  });
+
+  it('runs an organisation’s pulled image for it alone: another org naming it by tag or digest finds nothing', async () => {
+    const owner = await h.newOrg();
+    // An image that carries its organisation's label, as Slipway's builds do, pushed to a registry.
+    const local = `slipway-test/owned-${randomUUID().slice(0, 8)}:1`;
+    await buildImageOnce(h.docker, local, async (context) => {
+      await fs.cp(path.join(__dirname, '..', 'fixtures', 'images', 'hello'), context, { recursive: true });
+      await fs.copyFile('/bin/busybox', path.join(context, 'busybox'));
+      await fs.appendFile(path.join(context, 'Dockerfile'), `\nLABEL ${LABELS.orgId}="${owner.orgId}"\n`);
+    });
+    const ref = `${registry.host}/slipway-test/owned:${randomUUID().slice(0, 8)}`;
+    await pushAndForget(h.docker, local, ref);
+    const mine = client(h, owner.token);
+    const own = await mine.post<{ deploymentId: string }>('/compat/deploy', { image: ref, name: 'owned' });
+    expect((await mine.waitFor(own.body.deploymentId, ['running', 'failed'])).status).toBe('running');
+    const digest = (await h.docker.getImage(ref).inspect()).RepoDigests.find((d) => d.startsWith(registry.host))!;
+    expect(digest).toMatch(/@sha256:[0-9a-f]{64}$/);
+
+    const other = client(h, (await h.newOrg()).token);
+    for (const image of [ref, digest]) {
+      const r = await other.post<{ deploymentId: string }>('/compat/deploy', { image, name: 'borrowed' });
+      const d = (await other.waitFor(r.body.deploymentId, ['running', 'failed'])) as {
+        status: string;
+        error?: unknown;
+      };
+      expect({ image, status: d.status }).toEqual({ image, status: 'failed' });
+      expect(d.error).toMatchObject({ phase: 'pull', message: expect.stringMatching(/was not found/) });
+    }
+    await destroy(mine, own.body.deploymentId);
   });
 
   it('applies the plan’s resource limits and the org’s own bridge network', async () => {
