@@ -51,10 +51,12 @@ export const TOOLS = {
 export type ToolName = keyof typeof TOOLS;
 
 /**
- * How many tools compile at once. `go build` already spreads one build over every core; on 2 cores a second
- * build at the same time bought nothing measurable (bench/provision.ts) and doubles the memory peak.
+ * How many tools compile at once. Two: on 2 cores, cold FerretDB + Temporal CLI took 1308 s two at a time
+ * against 1979 s one at a time, for 4% more CPU (the dependencies both compile); one `go build` leaves cores idle
+ * in its serial stretches (linking, long dependency chains), which a second build fills (bench/provision.ts).
+ * More than two would only split the same cores further and add another ~1.8 GiB linker at peak.
  */
-const buildsAtOnce = () => Math.max(1, Number(process.env.SLIPWAY_TOOL_BUILDS_AT_ONCE) || 1);
+const buildsAtOnce = () => Math.max(1, Number(process.env.SLIPWAY_TOOL_BUILDS_AT_ONCE) || 2);
 /**
  * A cold Temporal CLI build took 21 min on 2 cores shared with a busy test suite (bench/provision.ts); past an
  * hour something is wrong (a hung proxy, a thrashing machine) and waiting longer would only hide it.
