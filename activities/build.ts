@@ -8,6 +8,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type Docker from 'dockerode';
 
+import { type BuildCgroup, createBuildCgroup } from '../shared/build/build-cgroup';
 import { planBuild } from '../shared/build/detect';
 import { engineBuild, EngineBuildError } from '../shared/build/docker-build';
 import { DockerfileRefusedError, inspectDockerfile } from '../shared/build/dockerfile-policy';
@@ -291,6 +292,7 @@ export function createBuildActivities(deps: BuildDeps) {
       await releaseOrg?.();
       throw err;
     });
+    let cgroup: BuildCgroup | undefined;
     try {
       // Refreshed before every build (idempotent): the rules keep RUN steps off the host and private ranges.
       const isolation = await ensureHostIsolation({ dockerHost: config.DOCKER_HOST });
@@ -301,6 +303,12 @@ export function createBuildActivities(deps: BuildDeps) {
       }
       const network = await ensureBuildNetwork(deps.docker);
       const limits = input.limits ?? PLAN_POLICIES.free.limits;
+      cgroup = await createBuildCgroup(deps.docker, {
+        name: holder.replace(/\//g, '-'),
+        pids: limits.pids,
+        ...(config.DOCKER_HOST ? { dockerHost: config.DOCKER_HOST } : {}),
+      });
+      if (!cgroup) Context.current().log.warn('builds run without a process limit on this engine host');
       await engineBuild(deps.docker, {
         dir,
         dockerfile: labelled,
@@ -308,12 +316,14 @@ export function createBuildActivities(deps: BuildDeps) {
         network,
         limits,
         plan: planOf(limits),
+        ...(cgroup ? { cgroup } : {}),
         log,
         signal,
       });
     } catch (err) {
       throw err instanceof EngineBuildError ? buildFailed(err.message) : err;
     } finally {
+      await cgroup?.remove();
       release();
       await releaseOrg?.();
     }

@@ -1,5 +1,6 @@
 import type Docker from 'dockerode';
 
+import type { BuildCgroup } from './build-cgroup';
 import { buildContext } from './context';
 import { explainBuildFailure } from './explain';
 import { type BuildLimits, buildResourceOptions, outOfMemory } from './sandbox';
@@ -25,6 +26,8 @@ export interface EngineBuildOptions {
   limits: BuildLimits;
   /** Named in the out-of-memory message. */
   plan: string;
+  /** The build's own cgroup (its process limit), when the engine host allows one. */
+  cgroup?: Pick<BuildCgroup, 'parent' | 'limitHit'>;
   log: (line: string) => void;
   signal: AbortSignal;
 }
@@ -41,6 +44,7 @@ export async function engineBuild(docker: Docker, opts: EngineBuildOptions): Pro
     forcerm: true,
     networkmode: opts.network,
     ...buildResourceOptions(opts.limits),
+    ...(opts.cgroup ? { cgroupparent: opts.cgroup.parent } : {}),
     abortSignal: opts.signal,
   });
   let step = '';
@@ -74,6 +78,10 @@ export async function engineBuild(docker: Docker, opts: EngineBuildOptions): Pro
   if (!failure) return;
   if (outOfMemory(failure)) {
     const what = `the build step ran out of memory (limit ${opts.limits.memoryMb} MB on the ${opts.plan} plan)`;
+    throw new EngineBuildError(step ? `${what} at "${step}"` : what);
+  }
+  if (await opts.cgroup?.limitHit()) {
+    const what = `the build step reached the process limit (${opts.limits.pids} processes on the ${opts.plan} plan)`;
     throw new EngineBuildError(step ? `${what} at "${step}"` : what);
   }
   throw new EngineBuildError(explainBuildFailure(step, `${output}\n${failure}`));

@@ -66,8 +66,8 @@ export interface BuildLimits {
 
 /**
  * The classic builder's resource options (Docker 20.10 /build): memory without extra swap, a CPU quota, and a
- * small /dev/shm. The API has no pids option for build containers (only the run API's PidsLimit), so a plan's
- * process limit cannot be applied per step; the memory limit and BUILD_TIMEOUT_S bound a fork bomb instead.
+ * small /dev/shm. The API has no pids option for build containers (only the run API's PidsLimit): the process
+ * limit comes from the build's own cgroup parent instead (build-cgroup.ts).
  */
 export function buildResourceOptions(limits: BuildLimits) {
   const bytes = limits.memoryMb * 1024 * 1024;

@@ -1,3 +1,4 @@
+import fs from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -145,6 +146,40 @@ describe('build sandbox', () => {
     expect(d.status).toBe('failed');
     expect(d.error?.message).toMatch(/the build step ran out of memory \(limit 256 MB on the free plan\)/);
     expect(log).toMatch(/ran out of memory/);
+  });
+
+  it("stops a step that forks past the plan's process limit, saying so", async () => {
+    const api = await org('free');
+    const { id, d } = await build(
+      api,
+      `FROM ${BASE_IMAGES.static}\nRUN for i in $(seq 400); do sleep 10 & done; wait; echo all-forked\n`,
+    );
+    expect(d.status).toBe('failed');
+    expect(d.error?.message).toMatch(/the build step reached the process limit \(256 processes on the free plan\)/);
+    // Nothing of the build's cgroup is left behind.
+    const left = await fs.readdir('/sys/fs/cgroup/pids/slipway-builds').catch(() => [] as string[]);
+    expect(left.filter((n) => n.startsWith(id))).toEqual([]);
+  });
+
+  it('refuses FROM a registry on a private address, so the engine never contacts it', async () => {
+    const contacts: string[] = [];
+    const registry = net.createServer((sock) => {
+      contacts.push(sock.remoteAddress ?? '?');
+      sock.destroy();
+    });
+    await new Promise<void>((resolve) => registry.listen(0, '127.0.0.1', resolve));
+    const port = (registry.address() as net.AddressInfo).port;
+    try {
+      const api = await org();
+      for (const from of [`127.0.0.1:${port}/team/app:1`, '169.254.169.254/latest/meta:1']) {
+        const { d } = await build(api, `FROM ${from}\nRUN true\n`);
+        expect(d.status).toBe('failed');
+        expect(d.error?.message).toMatch(/images from the registry .* are refused: .*loopback|link-local/);
+      }
+      expect(contacts).toEqual([]);
+    } finally {
+      registry.close();
+    }
   });
 
   it("refuses another organisation's image in FROM, COPY --from and via ARG, as not found", async () => {
