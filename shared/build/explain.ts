@@ -119,8 +119,11 @@ const STEP_MAX = 80;
 export function explainBuildFailure(step: string, rawText: string): string {
   const shown = step.length > STEP_MAX ? `${step.slice(0, STEP_MAX - 1)}…` : step;
   let why = 'the step failed; its output is in the build log';
+  // The engine colours a step's stderr chunk by chunk, so escapes can fall in the middle of `npm ERR!`.
+  // eslint-disable-next-line no-control-regex
+  const text = rawText.replace(/\u001b\[[0-9;]*[A-Za-z]/g, '');
   for (const rule of RULES) {
-    const m = rule.when && !rule.when(step) ? null : rule.match.exec(rawText);
+    const m = rule.when && !rule.when(step) ? null : rule.match.exec(text);
     if (m) {
       why = rule.explain(m, step);
       break;

@@ -90,6 +90,22 @@ describe('explainBuildFailure', () => {
     );
   });
 
+  it("reads through the colour escapes the engine wraps around a step's stderr chunks", () => {
+    const red = (t: string) => `\u001b[91m${t}\u001b[0m`;
+    const raw = [
+      red('npm'),
+      red(' '),
+      red('ERR!'),
+      red(' code E404\n'),
+      red('npm'),
+      red(" ERR! 404  'left-padd@1.0.0' is not in this registry.\n"),
+      exit(1, 'npm ci'),
+    ].join('');
+    expect(explainBuildFailure('RUN npm ci', raw)).toMatch(
+      /: the dependency "left-padd" was not found in the npm registry;/,
+    );
+  });
+
   it('never quotes what it does not recognise: the raw text stays in the build log', () => {
     const message = explainBuildFailure(
       'RUN ./configure',
