@@ -94,6 +94,8 @@ describe('schemathesis against the OpenAPI document', () => {
       junit,
     ];
     const run = await execFileAsync(python, args, {
+      // Schemathesis keeps its example database in the working directory: the run's own, not the repository.
+      cwd: reportDir,
       maxBuffer: 64 * 1024 * 1024,
       timeout: (maxTimeS + 120) * 1000,
       env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false', NO_COLOR: '1' },
