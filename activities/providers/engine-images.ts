@@ -1,10 +1,16 @@
-import { heartbeat, log } from '@temporalio/activity';
+import { activityInfo, heartbeat, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type Docker from 'dockerode';
 
+import { deploymentWorkflowId, LABELS } from '../../shared/constants';
 import { EngineRequestRefused } from '../../shared/engine/docker-client';
 import { imageNotFoundMessage, resolveImage } from '../../shared/images/ownership';
-import { type ImageReference, ImageReferenceError, parseImageReference } from '../../shared/images/reference';
+import {
+  formatImageReference,
+  type ImageReference,
+  ImageReferenceError,
+  parseImageReference,
+} from '../../shared/images/reference';
 import { registryRefusal } from '../../shared/images/registry-guard';
 
 /**
@@ -53,6 +59,23 @@ async function pull(docker: Docker, reference: string): Promise<void> {
   }
 }
 
+/**
+ * Workflows started before ensureImage took the organisation call it with the image alone. Their own build (labelled
+ * with their deployment ID, which the workflow ID carries) tells which organisation they deploy for; any other
+ * labelled image stays unusable to them.
+ */
+async function legacyCallerOrg(docker: Docker, ref: ImageReference): Promise<string | undefined> {
+  const workflowId = activityInfo().workflowExecution?.workflowId;
+  const labels = await docker
+    .getImage(formatImageReference(ref))
+    .inspect()
+    .then(
+      (info) => info.Config?.Labels ?? {},
+      () => ({}) as Record<string, string>,
+    );
+  return workflowId === deploymentWorkflowId(labels[LABELS.deploymentId] ?? '') ? labels[LABELS.orgId] : undefined;
+}
+
 /** The deploy's image: only a reference the org may use, only pulled from registries that may be contacted. */
 export function createEngineImages({
   docker,
@@ -66,8 +89,9 @@ export function createEngineImages({
      * Uses the local image when it is there and the org's to use, pulls it otherwise. Another organisation's image
      * fails exactly as an absent one does (same type, message and phase).
      */
-    async ensureImage(image: string, orgId: string | undefined): Promise<{ pulled: boolean }> {
+    async ensureImage(image: string, orgId?: string): Promise<{ pulled: boolean }> {
       const ref = parseOrFail(image);
+      orgId ??= await legacyCallerOrg(docker, ref);
       const found = await resolveImage(docker, ref, orgId).catch(refusedToFailure);
       if (found.kind === 'usable') return { pulled: false };
       if (found.kind === 'unavailable') throw notFound(found.reference);

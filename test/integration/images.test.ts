@@ -3,6 +3,9 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
+import { MockActivityEnvironment } from '@temporalio/testing';
+
+import { createEngineImages } from '../../activities/providers/engine-images';
 import { deploymentWorkflowId, LABELS } from '../../shared/constants';
 import { createDeploymentStore } from '../../shared/db/deployments-store';
 import { PLAN_POLICIES } from '../../shared/plans';
@@ -71,12 +74,15 @@ describe('image references and image ownership (real worker process, real engine
   });
 
   /** An image as Slipway's builder makes one for organisation `orgId`: `slipway/<deployment>:1`, org label. */
-  async function orgImage(orgId: string): Promise<string> {
-    const tag = `slipway/${randomUUID()}:1`;
+  async function orgImage(orgId: string, deploymentId = randomUUID()): Promise<string> {
+    const tag = `slipway/${deploymentId}:1`;
     await buildImageOnce(h.docker, tag, async (context) => {
       await fs.cp(path.join(FIXTURES, 'hello'), context, { recursive: true });
       await fs.copyFile('/bin/busybox', path.join(context, 'busybox'));
-      await fs.appendFile(path.join(context, 'Dockerfile'), `\nLABEL ${LABELS.orgId}="${orgId}"\n`);
+      await fs.appendFile(
+        path.join(context, 'Dockerfile'),
+        `\nLABEL ${LABELS.orgId}="${orgId}" ${LABELS.deploymentId}="${deploymentId}"\n`,
+      );
     });
     madeImages.push(tag);
     return tag;
@@ -224,5 +230,21 @@ describe('image references and image ownership (real worker process, real engine
     const ok = await api.post<{ deploymentId: string }>('/compat/deploy', { image: hello, name: 'after', port: 8080 });
     expect((await api.waitFor(ok.body.deploymentId, ['running', 'failed'])).status).toBe('running');
     await destroy(api, ok.body.deploymentId);
+  });
+
+  it('lets a workflow started before the org was passed use its own build, and no other org’s', async () => {
+    const engine = createEngineImages({ docker: h.docker, allowPrivateRegistries: false });
+    const deploymentId = randomUUID();
+    const own = await orgImage((await h.newOrg()).orgId, deploymentId);
+    const foreign = await orgImage((await h.newOrg()).orgId);
+    // As older workflow code calls it: the image alone, from the workflow deployment/<deploymentId>.
+    const asLegacyWorkflow = new MockActivityEnvironment({
+      workflowExecution: { workflowId: deploymentWorkflowId(deploymentId), runId: randomUUID() },
+    });
+    await expect(asLegacyWorkflow.run(engine.ensureImage, own)).resolves.toEqual({ pulled: false });
+    await expect(asLegacyWorkflow.run(engine.ensureImage, foreign)).rejects.toMatchObject({
+      type: 'ImageNotFound',
+      nonRetryable: true,
+    });
   });
 });
