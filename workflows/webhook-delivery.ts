@@ -85,13 +85,17 @@ export async function webhookResendWorkflow(input: { eventId: string; trigger: '
  * endpoint. One already running answers "already started" and is left alone; one that ended without an endpoint
  * starts again (its recorded attempts are found by key, never sent twice).
  */
-export async function webhookOutboxWorkflow(input: OutboxSweepInput): Promise<{ started: number; expired: number }> {
+export async function webhookOutboxWorkflow(
+  input: OutboxSweepInput,
+): Promise<{ started: number; expired: number; repaired: number }> {
   let started = 0;
   let expired = 0;
+  let repaired = 0;
   let after = null;
   do {
     const page: Awaited<ReturnType<typeof readOutbox>> = await readOutbox({ windowS: input.finalAttemptAfterS, after });
     expired += page.expired;
+    repaired += page.repaired;
     const starts = page.toStart.map(async (eventId) => {
       try {
         await startChild(webhookDeliveryWorkflow, {
@@ -108,5 +112,5 @@ export async function webhookOutboxWorkflow(input: OutboxSweepInput): Promise<{ 
     await Promise.all(starts);
     after = page.next;
   } while (after);
-  return { started, expired };
+  return { started, expired, repaired };
 }

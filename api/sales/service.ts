@@ -2,7 +2,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
-import { v5 as uuidv5 } from 'uuid';
 
 import type { Config } from '../../shared/config';
 import { isDuplicateKey } from '../../shared/db/mongo';
@@ -11,12 +10,12 @@ import type {
   ProductRecord,
   SaleRecord,
   SalesStore,
-  SubscriptionRecord,
   SubscriptionStatus,
 } from '../../shared/db/sales-store';
 import { AppError } from '../../shared/errors';
 import { privateTargetReason } from '../../shared/net-guard';
 import { webhookOutboxScheduleId, webhookWorkflowId } from '../../shared/sales/outbox';
+import { completeSale as completeSaleRecords, derivedId, eventPayload } from '../../shared/sales/records';
 import { hashToken } from '../../shared/tokens';
 import type { WebhookDeliveryInput } from '../../workflows';
 
@@ -27,9 +26,6 @@ const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
  * (shared/sales/outbox.ts), so a Temporal outage slows no request down for longer.
  */
 const START_WAIT_MS = 5000;
-/** Namespace of IDs derived from a caller's requestId and from a sale: retries find the same records. */
-const SALES_ID_NAMESPACE = '3b0f6c2e-5d7a-4f9b-8e21-6a4c9d0b7f13';
-const derivedId = (name: string) => uuidv5(name, SALES_ID_NAMESPACE);
 const notFound = (what: string, id: string) =>
   new AppError('INVALID_REQUEST', `No ${what} ${id} in this organisation.`, {}, 404);
 
@@ -46,13 +42,6 @@ export interface Entitlement {
 }
 
 export { webhookWorkflowId } from '../../shared/sales/outbox';
-
-function addInterval(from: Date, interval: 'month' | 'year'): Date {
-  const d = new Date(from);
-  if (interval === 'year') d.setUTCFullYear(d.getUTCFullYear() + 1);
-  else d.setUTCMonth(d.getUTCMonth() + 1);
-  return d;
-}
 
 export function createSalesService(deps: {
   store: SalesStore;
@@ -76,55 +65,12 @@ export function createSalesService(deps: {
     if (reason) throw new AppError('INVALID_REQUEST', `The webhook URL is refused: ${reason}.`);
   }
 
-  /** The exact payload of the spec's table, serialised once: every attempt sends these bytes. */
-  function payload(
-    id: string,
-    type: EventType,
-    createdAt: Date,
-    sale: SaleRecord,
-    product: ProductRecord,
-    subscription: SubscriptionRecord | null,
-  ) {
-    return JSON.stringify({
-      id,
-      type,
-      createdAt: createdAt.toISOString(),
-      data: {
-        saleId: sale._id,
-        product: { id: product._id, name: product.name, billingType: product.billingType },
-        buyer: { email: sale.buyer.email, name: sale.buyer.name },
-        quantity: sale.quantity,
-        amount: sale.amount,
-        currency: sale.currency,
-        salesCode: sale.salesCode,
-        subscription: subscription
-          ? {
-              id: subscription._id,
-              status: subscription.status,
-              currentPeriodEnd: subscription.currentPeriodEnd.toISOString(),
-            }
-          : null,
-      },
-    });
-  }
-
   /**
-   * Records the event (the outbox row) under an ID derived from what caused it, then asks Temporal for its delivery.
-   * That start is best effort and bounded: the event is recorded, so the outbox sweep delivers it whatever happens
-   * here (no endpoint yet, Temporal unreachable, the api dying now).
+   * Asks Temporal for an event's delivery. Best effort and bounded: the event is recorded, so the outbox sweep
+   * delivers it whatever happens here (no endpoint yet, Temporal unreachable, the api dying now).
    */
-  async function emit(orgId: string, type: EventType, id: string, build: (id: string, at: Date) => string) {
-    const createdAt = new Date();
-    await store.ensureEvent({
-      _id: id,
-      orgId,
-      type,
-      body: build(id, createdAt),
-      createdAt,
-      status: 'pending',
-      attempts: [],
-    });
-    if (!(await store.getSeller(orgId))?.webhook) return id;
+  async function startDelivery(orgId: string, id: string) {
+    if (!(await store.getSeller(orgId))?.webhook) return;
     const input: WebhookDeliveryInput = {
       eventId: id,
       retryDelaysS: config.WEBHOOK_RETRY_DELAYS_S,
@@ -143,6 +89,21 @@ export function createSalesService(deps: {
     } catch {
       // Already started (a retried request), or Temporal did not answer in time: the outbox sweep owns it now.
     }
+  }
+
+  /** Records an event (the outbox row) under an ID derived from what caused it, then starts its delivery. */
+  async function emit(orgId: string, type: EventType, id: string, build: (id: string, at: Date) => string) {
+    const createdAt = new Date();
+    await store.ensureEvent({
+      _id: id,
+      orgId,
+      type,
+      body: build(id, createdAt),
+      createdAt,
+      status: 'pending',
+      attempts: [],
+    });
+    await startDelivery(orgId, id);
     return id;
   }
 
@@ -176,27 +137,11 @@ export function createSalesService(deps: {
     }
   }
 
-  /** Everything a recorded sale implies, each under an ID derived from the sale: safe to run again. */
+  /** Everything a recorded sale implies (safe to run again), then the delivery of its event. */
   async function completeSale(sale: SaleRecord, product: ProductRecord) {
-    let subscription: SubscriptionRecord | null = null;
-    if (sale.subscriptionId) {
-      subscription = {
-        _id: sale.subscriptionId,
-        orgId: sale.orgId,
-        saleId: sale._id,
-        productId: product._id,
-        buyerEmailLower: sale.buyer.emailLower,
-        status: 'active',
-        currentPeriodEnd: addInterval(sale.createdAt, product.interval ?? 'month'),
-        createdAt: sale.createdAt,
-        updatedAt: sale.createdAt,
-      };
-      await store.ensureSubscription(subscription);
-    }
-    const eventId = await emit(sale.orgId, 'sale.completed', derivedId(`${sale._id}:sale.completed`), (eid, at) =>
-      payload(eid, 'sale.completed', at, sale, product, subscription),
-    );
-    return { saleId: sale._id, eventId, ...(subscription ? { subscriptionId: subscription._id } : {}) };
+    const done = await completeSaleRecords(store, sale, product);
+    await startDelivery(sale.orgId, done.eventId);
+    return done;
   }
 
   async function saleContext(orgId: string, saleId: string) {
@@ -318,7 +263,7 @@ export function createSalesService(deps: {
       const ctx = await saleContext(orgId, saleId);
       const refunded = await store.markRefunded(orgId, saleId, new Date());
       const eventId = await emit(orgId, 'sale.refunded', derivedId(`${saleId}:sale.refunded`), (id, at) =>
-        payload(id, 'sale.refunded', at, ctx.sale, ctx.product, ctx.subscription),
+        eventPayload(id, 'sale.refunded', at, ctx.sale, ctx.product, ctx.subscription),
       );
       if (!refunded) throw new AppError('INVALID_REQUEST', `Sale ${saleId} was already refunded (event ${eventId}).`);
       return { saleId, eventId };
@@ -340,7 +285,7 @@ export function createSalesService(deps: {
       await store.updateSubscription(orgId, id, set);
       const ctx = await saleContext(orgId, sub.saleId);
       const eventId = await emit(orgId, 'subscription.updated', randomUUID(), (eid, at) =>
-        payload(eid, 'subscription.updated', at, ctx.sale, ctx.product, ctx.subscription),
+        eventPayload(eid, 'subscription.updated', at, ctx.sale, ctx.product, ctx.subscription),
       );
       return { subscriptionId: id, eventId };
     },

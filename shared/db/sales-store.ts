@@ -99,6 +99,7 @@ export function createSalesStore(db: Db) {
       await ensureIndexesWithRetry('sales.createIndexes', async () => {
         await sellers.createIndex({ 'apiKey.hash': 1 });
         await sales.createIndex({ orgId: 1, 'buyer.emailLower': 1 });
+        await sales.createIndex({ createdAt: 1 });
         await subscriptions.createIndex({ orgId: 1, buyerEmailLower: 1 });
         await events.createIndex({ orgId: 1, createdAt: -1 });
         // The outbox sweep reads pending events oldest first.
@@ -198,6 +199,18 @@ export function createSalesStore(db: Db) {
       )
         .filter((e) => e.attempts.length === 0)
         .map((e) => e._id),
+    /** Sales recorded in [from, to), for the outbox's check that each has its sale.completed event. */
+    salesCreatedBetween: (from: Date, to: Date, limit: number) =>
+      guard('sales.between', () =>
+        sales
+          .find({ createdAt: { $gte: from, $lt: to } })
+          .limit(limit)
+          .toArray(),
+      ),
+    existingEventIds: async (ids: string[]) =>
+      (
+        await guard('events.existing', () => events.find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray())
+      ).map((e) => e._id),
     sellersWithWebhook: async (orgIds: string[]) =>
       (
         await guard('sellers.withWebhook', () =>

@@ -7,6 +7,9 @@
  * sweep at once, and the event is then delivered on the normal retry schedule. It waits for at most the retry
  * window (WEBHOOK_FINAL_ATTEMPT_AFTER_S after it was recorded); an event never attempted within it is marked
  * `failed` (it can still be resent from the deliveries log).
+ *
+ * A sale is written before its event (FerretDB has no transactions); the sweep also gives every sale of the last
+ * hour that lacks its sale.completed event that event (IDs derived from the sale, so never a second one).
  */
 export const webhookOutboxScheduleId = (taskQueue: string) => `webhook-outbox/${taskQueue}`;
 

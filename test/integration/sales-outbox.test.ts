@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+
 import type { ScheduleHandle } from '@temporalio/client';
 
 import { ensureWebhookOutboxSchedule } from '../../worker/schedules';
@@ -107,6 +109,34 @@ describe('sales outbox: every recorded event is delivered, once per sale', () =>
       expect(new Set(receiver.received.map((r) => r.headers['x-sales-event-id']))).toEqual(
         new Set([first.body.data.eventId, second.body.data.eventId]),
       );
+    } finally {
+      await receiver.stop();
+    }
+  });
+
+  it('gives a sale whose request died before recording its event that event, and delivers it', async () => {
+    const receiver = await startReceiver();
+    try {
+      const { token, orgId } = await h.newOrg();
+      const api = client(h, token);
+      const productId = await seller(api, receiver.url);
+      // What an api that died between its two writes leaves: the sale, and no event.
+      const saleId = randomUUID();
+      await h.db.collection('sales').insertOne({
+        _id: saleId as never,
+        orgId,
+        productId,
+        buyer: { email: 'crash@example.com', emailLower: 'crash@example.com', name: 'Buyer' },
+        quantity: 1,
+        amount: 49,
+        currency: 'USD',
+        salesCode: '',
+        createdAt: new Date(Date.now() - 120_000),
+      });
+      await deliveredTo(receiver, 1, 'the repaired sale event');
+      const body = JSON.parse(receiver.received[0]!.raw.toString()) as { type: string; data: { saleId: string } };
+      expect(body).toMatchObject({ type: 'sale.completed', data: { saleId } });
+      expect(await h.db.collection('events').countDocuments({ orgId })).toBe(1);
     } finally {
       await receiver.stop();
     }
