@@ -99,7 +99,7 @@ describe('deploy from source', () => {
     }, `${url} to answer`);
   }
 
-  /** Nothing of a deployment remains on the engine or in the build scratch space. */
+  /** Nothing of a deployment remains on the engine, in the build scratch space or in the host's cgroups. */
   async function nothingLeftOf(id: string) {
     await eventually(async () => {
       const containers = await h.docker.listContainers({
@@ -108,7 +108,11 @@ describe('deploy from source', () => {
       });
       const images = await h.docker.listImages({ filters: { label: [`${LABELS.deploymentId}=${id}`] } });
       const scratch = (await fs.readdir(workDir)).filter((f) => f.startsWith(id));
-      return containers.length + images.length + scratch.length === 0 ? true : undefined;
+      // The build's own cgroup (its process limit), where the engine host has one.
+      const cgroups = (await fs.readdir('/sys/fs/cgroup/pids/slipway-builds').catch(() => [])).filter((f) =>
+        f.startsWith(id),
+      );
+      return containers.length + images.length + scratch.length + cgroups.length === 0 ? true : undefined;
     }, `nothing left of ${id}`);
   }
 
