@@ -35,9 +35,17 @@ describe('webhook retry schedule under time-skipping', () => {
     quietTemporalRuntime();
     const server = process.env.SLIPWAY_TEMPORAL_TEST_SERVER;
     if (!server) throw new Error('SLIPWAY_TEMPORAL_TEST_SERVER is unset: run the suite with `npm test`');
-    env = await TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: { type: 'existing-path', path: server } },
-    });
+    // The SDK gives the JVM server 5 s to listen, which a busy 2-core machine sometimes misses: try again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        env = await TestWorkflowEnvironment.createTimeSkipping({
+          server: { executable: { type: 'existing-path', path: server } },
+        });
+        break;
+      } catch (err) {
+        if (attempt >= 3 || !/did not start/.test(String(err))) throw err;
+      }
+    }
     h = await startHarness('schedule', { TEMPORAL_ADDRESS: env.address, ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
   }, 120_000);
   afterAll(async () => {
