@@ -17,8 +17,7 @@ import { createRedis } from '../shared/redis';
 import { createS3Client } from '../shared/s3';
 import { createVault } from '../shared/secrets/vault';
 import { createDeploymentWorker } from './create-worker';
-import { ensureReconcileSchedule } from './reconcile-schedule';
-import { ensureUploadExpirySchedule, ensureWebhookOutboxSchedule } from './schedules';
+import { ensureReconcileSchedule, ensureUploadExpirySchedule, ensureWebhookOutboxSchedule } from './schedules';
 import { ensureSearchAttributes } from './search-attributes';
 
 async function main() {
@@ -68,14 +67,14 @@ async function main() {
     taskQueue: cfg.TEMPORAL_TASK_QUEUE,
     everyS: cfg.UPLOAD_EXPIRY_SWEEP_S,
   });
+  await ensureReconcileSchedule(new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE }), {
+    taskQueue: cfg.TEMPORAL_TASK_QUEUE,
+    everyS: cfg.RECONCILE_EVERY_S,
+  });
   await ensureWebhookOutboxSchedule(new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE }), {
     taskQueue: cfg.TEMPORAL_TASK_QUEUE,
     everyS: cfg.WEBHOOK_OUTBOX_SWEEP_S,
     sweep: { retryDelaysS: cfg.WEBHOOK_RETRY_DELAYS_S, finalAttemptAfterS: cfg.WEBHOOK_FINAL_ATTEMPT_AFTER_S },
-  });
-  await ensureReconcileSchedule(new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE }), {
-    taskQueue: cfg.TEMPORAL_TASK_QUEUE,
-    everyS: cfg.RECONCILE_EVERY_S,
   });
   log.info({ taskQueue: worker.options.taskQueue, instance: instanceId(cfg) }, 'worker polling');
   // Worker.run resolves after SIGINT/SIGTERM once in-flight tasks have drained.

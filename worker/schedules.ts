@@ -3,63 +3,78 @@ import { type Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@tem
 import { type OutboxSweepInput, webhookOutboxScheduleId } from '../shared/sales/outbox';
 
 export const uploadExpiryScheduleId = (taskQueue: string) => `upload-expiry/${taskQueue}`;
+export const reconcileScheduleId = (taskQueue: string) => `reconcile/${taskQueue}`;
+
+interface IntervalSchedule {
+  scheduleId: string;
+  workflowType: string;
+  taskQueue: string;
+  everyS: number;
+  args?: unknown[];
+  /** Shown in the Temporal UI beside the schedule. */
+  purpose: string;
+}
 
 /**
- * The schedule that deletes expired uploads, created by whichever worker starts first and brought in line
- * with its configured interval by every later one. Overlapping runs are skipped: one sweep at a time.
+ * A schedule created by whichever worker starts first and brought in line with its configured interval and action
+ * by every later one. Overlapping runs are skipped: one run at a time, whatever the interval. Each run's workflow
+ * runs on the schedule's task queue, so it only ever judges the objects of the instance that owns that queue.
  */
-export async function ensureUploadExpirySchedule(client: Client, opts: { taskQueue: string; everyS: number }) {
-  const scheduleId = uploadExpiryScheduleId(opts.taskQueue);
-  const spec = { intervals: [{ every: opts.everyS * 1000 }] };
+async function ensureIntervalSchedule(client: Client, s: IntervalSchedule) {
+  const spec = { intervals: [{ every: s.everyS * 1000 }] };
   const action = {
     type: 'startWorkflow' as const,
-    workflowType: 'expireUploadsWorkflow',
-    workflowId: `upload-expiry/${opts.taskQueue}/run`,
-    taskQueue: opts.taskQueue,
+    workflowType: s.workflowType,
+    workflowId: `${s.scheduleId}/run`,
+    taskQueue: s.taskQueue,
+    ...(s.args ? { args: s.args } : {}),
   };
   try {
     await client.schedule.create({
-      scheduleId,
+      scheduleId: s.scheduleId,
       spec,
       action,
       policies: { overlap: ScheduleOverlapPolicy.SKIP },
-      memo: { purpose: 'Deletes expired zip uploads and their records' },
+      memo: { purpose: s.purpose },
     });
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await client.schedule.getHandle(scheduleId).update((previous) => ({ ...previous, spec, action }));
+    await client.schedule.getHandle(s.scheduleId).update((previous) => ({ ...previous, spec, action }));
   }
-  return client.schedule.getHandle(scheduleId);
+  return client.schedule.getHandle(s.scheduleId);
 }
+
+/** Deletes expired zip uploads and their S3 objects. */
+export const ensureUploadExpirySchedule = (client: Client, opts: { taskQueue: string; everyS: number }) =>
+  ensureIntervalSchedule(client, {
+    scheduleId: uploadExpiryScheduleId(opts.taskQueue),
+    workflowType: 'expireUploadsWorkflow',
+    ...opts,
+    purpose: 'Deletes expired zip uploads and their records',
+  });
 
 /**
  * The sales outbox sweep (shared/sales/outbox.ts): starts the delivery of every pending event whose workflow never
- * started or ended without an endpoint. Overlapping runs are skipped; the api triggers a run when a webhook is saved.
+ * started or ended without an endpoint. The api triggers a run when a webhook is saved.
  */
-export async function ensureWebhookOutboxSchedule(
+export const ensureWebhookOutboxSchedule = (
   client: Client,
   opts: { taskQueue: string; everyS: number; sweep: OutboxSweepInput },
-) {
-  const scheduleId = webhookOutboxScheduleId(opts.taskQueue);
-  const spec = { intervals: [{ every: opts.everyS * 1000 }] };
-  const action = {
-    type: 'startWorkflow' as const,
+) =>
+  ensureIntervalSchedule(client, {
+    scheduleId: webhookOutboxScheduleId(opts.taskQueue),
     workflowType: 'webhookOutboxWorkflow',
-    workflowId: `${scheduleId}/run`,
     taskQueue: opts.taskQueue,
+    everyS: opts.everyS,
     args: [opts.sweep],
-  };
-  try {
-    await client.schedule.create({
-      scheduleId,
-      spec,
-      action,
-      policies: { overlap: ScheduleOverlapPolicy.SKIP },
-      memo: { purpose: 'Starts the delivery of sales events that have none running' },
-    });
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await client.schedule.getHandle(scheduleId).update((previous) => ({ ...previous, spec, action }));
-  }
-  return client.schedule.getHandle(scheduleId);
-}
+    purpose: 'Starts the delivery of sales events that have none running',
+  });
+
+/** The reconciler (DESIGN.md §4): removes this instance's engine objects of destroyed or unknown deployments. */
+export const ensureReconcileSchedule = (client: Client, opts: { taskQueue: string; everyS: number }) =>
+  ensureIntervalSchedule(client, {
+    scheduleId: reconcileScheduleId(opts.taskQueue),
+    workflowType: 'reconcileWorkflow',
+    ...opts,
+    purpose: 'Removes engine objects of destroyed or unknown deployments; finishes half-done destroys',
+  });

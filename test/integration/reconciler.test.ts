@@ -5,7 +5,7 @@ import type Docker from 'dockerode';
 
 import { LABELS } from '../../shared/constants';
 import { instanceId } from '../../shared/instance';
-import { ensureReconcileSchedule } from '../../worker/reconcile-schedule';
+import { ensureReconcileSchedule } from '../../worker/schedules';
 import type { ReconcileReport } from '../../workflows';
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
