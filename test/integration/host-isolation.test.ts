@@ -115,7 +115,20 @@ describe('tenant containers are confined: privileges, logs, the host and private
       const lookup = await execIn(h, containerId, ['/bin/busybox', 'nslookup', 'deb.debian.org']);
       const mirror = /Name:\s+deb\.debian\.org\s+Address:\s+(\d+\.\d+\.\d+\.\d+)/.exec(lookup.output)?.[1];
       expect(mirror).toBeDefined();
-      expect((await fetchFromContainer(h, containerId, `http://${mirror}:80/`)).output).toMatch(/^HTTP\/1\.[01] /);
+      // A TCP connection is the signal: what the mirror's front answers to a bare request varies (at times nothing).
+      const connects = async () => {
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const probe = await execIn(h, containerId, [
+            '/bin/busybox',
+            'sh',
+            '-c',
+            `/bin/busybox nc -w 5 ${mirror} 443 </dev/null`,
+          ]);
+          if (probe.exitCode === 0) return true;
+        }
+        return false;
+      };
+      expect(await connects()).toBe(true);
       // The container's own network still works: it reaches its own app.
       expect((await fetchFromContainer(h, containerId, 'http://127.0.0.1:8080/')).output).toContain(
         'hello from slipway',
