@@ -76,7 +76,10 @@ const schema = z.object({
   /** How often an organisation's quota slots are re-read from MongoDB, so a Redis that lost data converges. */
   QUOTA_RESYNC_S: z.coerce.number().int().min(1).default(300),
   /** Prefix of every Redis key: api processes of one installation share it; tests give each file its own. */
-  REDIS_KEY_PREFIX: z.string().regex(/^[\w.:-]*$/, 'letters, digits, "_", ".", ":" or "-"').default('slipway:'),
+  REDIS_KEY_PREFIX: z
+    .string()
+    .regex(/^[\w.:-]*$/, 'letters, digits, "_", ".", ":" or "-"')
+    .default('slipway:'),
 
   /** Delays between the first webhook attempts, seconds, then one last attempt this long after the first. */
   WEBHOOK_RETRY_DELAYS_S: z

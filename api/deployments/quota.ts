@@ -138,7 +138,14 @@ export function createQuota(deps: QuotaDeps) {
     const held: { id: string; score: string }[] = [];
     for (let i = 0; i < flat.length; i += 2) held.push({ id: flat[i]!, score: flat[i + 1]! });
     if (held.length === 0) return;
-    const records = new Map((await deps.records.states(orgId, held.map((s) => s.id))).map((r) => [r._id, r]));
+    const records = new Map(
+      (
+        await deps.records.states(
+          orgId,
+          held.map((s) => s.id),
+        )
+      ).map((r) => [r._id, r]),
+    );
     const now = Date.now();
     const gone: string[] = [];
     const confirm: string[] = [];

@@ -5,13 +5,7 @@ import { WorkflowIdReusePolicy } from '@temporalio/common';
 
 import type { Config } from '../../shared/config';
 import { isDuplicateKey } from '../../shared/db/mongo';
-import type {
-  EventType,
-  ProductRecord,
-  SaleRecord,
-  SalesStore,
-  SubscriptionStatus,
-} from '../../shared/db/sales-store';
+import type { EventType, ProductRecord, SaleRecord, SalesStore, SubscriptionStatus } from '../../shared/db/sales-store';
 import { AppError } from '../../shared/errors';
 import { privateTargetReason } from '../../shared/net-guard';
 import { webhookOutboxScheduleId, webhookWorkflowId } from '../../shared/sales/outbox';
