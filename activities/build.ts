@@ -54,7 +54,7 @@ export interface BuildDeps {
     | 'BUILD_WORK_DIR'
     | 'BUILD_CONCURRENCY'
     | 'BUILD_CONCURRENCY_PER_ORG'
-    | 'BUILD_ALLOW_PRIVATE_REGISTRIES'
+    | 'ALLOW_PRIVATE_REGISTRIES'
     | 'DOCKER_HOST'
     | 'REDIS_KEY_PREFIX'
   >;
@@ -272,7 +272,7 @@ export function createBuildActivities(deps: BuildDeps) {
     try {
       await assertImagesUsable(deps.docker, inspectDockerfile(text), {
         orgId: input.orgId,
-        allowPrivateRegistries: config.BUILD_ALLOW_PRIVATE_REGISTRIES,
+        allowPrivateRegistries: config.ALLOW_PRIVATE_REGISTRIES,
       });
     } catch (err) {
       throw err instanceof DockerfileRefusedError ? buildFailed(`${dockerfile}, ${err.message}`) : err;

@@ -158,8 +158,6 @@ const schema = z.object({
   /** Build sandbox (DESIGN.md §8): builds at once on one worker, and for one organisation on one worker. */
   BUILD_CONCURRENCY: z.coerce.number().int().min(1).default(2),
   BUILD_CONCURRENCY_PER_ORG: z.coerce.number().int().min(1).default(1),
-  /** A Dockerfile's FROM may name a registry on a private address only when this is set (private installations). */
-  BUILD_ALLOW_PRIVATE_REGISTRIES: bool.default(false),
 });
 
 /** The key's bytes when `value` is 32 bytes in base64 or hex, else undefined. */
