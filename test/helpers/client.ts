@@ -1,3 +1,4 @@
+import { LABELS } from '../../shared/constants';
 import { eventually, type Harness } from './harness';
 
 export interface ApiResponse<T = Record<string, unknown>> {
@@ -42,6 +43,16 @@ export function client(h: Harness, token?: string) {
     get: <T = Record<string, unknown>>(path: string) => call<T>('GET', path),
     post: <T = Record<string, unknown>>(path: string, body?: unknown) => call<T>('POST', path, body ?? {}),
     del: <T = Record<string, unknown>>(path: string) => call<T>('DELETE', path),
+
+    /** DELETEs a compat deployment (204 expected), then waits until the engine holds none of its containers. */
+    async destroyAndWait(id: string) {
+      const r = await call('DELETE', `/compat/deployments/${id}`);
+      if (r.status !== 204) throw new Error(`DELETE /compat/deployments/${id} answered ${r.status}, not 204`);
+      await eventually(async () => {
+        const left = await h.docker.listContainers({ all: true, filters: { label: [`${LABELS.deploymentId}=${id}`] } });
+        return left.length === 0 ? true : undefined;
+      }, 'the containers to be removed');
+    },
 
     /** Polls a compat deployment until it reaches one of `statuses`. */
     async waitFor(id: string, statuses: string[], timeoutMs = 60_000) {

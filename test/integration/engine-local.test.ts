@@ -4,7 +4,7 @@ import path from 'node:path';
 
 import { LABELS } from '../../shared/constants';
 import { client } from '../helpers/client';
-import { eventually, type Harness, startHarness } from '../helpers/harness';
+import { type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage, buildImageOnce } from '../helpers/images';
 import { pushAndForget, startRegistry } from '../helpers/registry';
 
@@ -26,14 +26,6 @@ describe('engine_local provider (real Docker Engine, local registry)', () => {
     await registry?.stop();
   });
 
-  const destroy = async (api: ReturnType<typeof client>, id: string) => {
-    expect((await api.del(`/compat/deployments/${id}`)).status).toBe(204);
-    await eventually(async () => {
-      const left = await h.docker.listContainers({ all: true, filters: { label: [`${LABELS.deploymentId}=${id}`] } });
-      return left.length === 0 ? true : undefined;
-    }, 'the containers to be removed');
-  };
-
   it('pulls an image that is not present locally, then runs it', async () => {
     const local = await buildFixtureImage(h.docker, 'hello');
     const ref = `${registry.host}/slipway-test/pulled:${randomUUID().slice(0, 8)}`;
@@ -44,7 +36,7 @@ describe('engine_local provider (real Docker Engine, local registry)', () => {
     expect(d.status).toBe('running');
     expect((d.events as { message: string }[]).some((e) => e.message.startsWith('pulled image'))).toBe(true);
     expect(await (await fetch(d.url as string)).text()).toBe('hello from slipway\n');
-    await destroy(api, r.body.deploymentId);
+    await api.destroyAndWait(r.body.deploymentId);
   });
 
   it('runs an organisation’s pulled image for it alone: another org naming it by tag or digest finds nothing', async () => {
@@ -74,7 +66,7 @@ describe('engine_local provider (real Docker Engine, local registry)', () => {
       expect({ image, status: d.status }).toEqual({ image, status: 'failed' });
       expect(d.error).toMatchObject({ phase: 'pull', message: expect.stringMatching(/was not found/) });
     }
-    await destroy(mine, own.body.deploymentId);
+    await mine.destroyAndWait(own.body.deploymentId);
   });
 
   it('applies the plan’s resource limits and the org’s own bridge network', async () => {
@@ -92,7 +84,7 @@ describe('engine_local provider (real Docker Engine, local registry)', () => {
     expect(info.HostConfig.PidsLimit).toBe(256);
     expect(Object.keys(info.NetworkSettings.Networks)).toEqual([`slipway-org-${org.orgId}`]);
     expect(info.Config.Labels).toMatchObject({ [LABELS.orgId]: org.orgId, [LABELS.managed]: 'true' });
-    await destroy(api, r.body.deploymentId);
+    await api.destroyAndWait(r.body.deploymentId);
   });
 
   it('fails a container that exits before answering, quoting its last log lines', async () => {
@@ -108,7 +100,7 @@ describe('engine_local provider (real Docker Engine, local registry)', () => {
     );
     const logs = await api.get<{ lines: { message: string }[] }>(`/compat/deployments/${r.body.deploymentId}/logs`);
     expect(logs.body.lines.map((l) => l.message)).toContain('boom: missing DATABASE_URL');
-    await destroy(api, r.body.deploymentId);
+    await api.destroyAndWait(r.body.deploymentId);
   });
 
   it('fails a container that never listens on its port within the ready timeout', async () => {
@@ -118,6 +110,6 @@ describe('engine_local provider (real Docker Engine, local registry)', () => {
     const d = await api.waitFor(r.body.deploymentId, ['failed', 'running'], 60_000);
     expect(d.status).toBe('failed');
     expect((d.error as { message: string }).message).toMatch(/nothing answered on port 9999 within 5 s/);
-    await destroy(api, r.body.deploymentId);
+    await api.destroyAndWait(r.body.deploymentId);
   });
 });

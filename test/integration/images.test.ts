@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -11,35 +10,13 @@ import { createDeploymentStore } from '../../shared/db/deployments-store';
 import { PLAN_POLICIES } from '../../shared/plans';
 import type { DeploymentWorkflowInput } from '../../workflows';
 import { client } from '../helpers/client';
-import { eventually, type Harness, startHarness } from '../helpers/harness';
+import { type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage, buildImageOnce } from '../helpers/images';
+import { exited, spawnWorker } from '../helpers/worker-process';
 
-const root = path.resolve(__dirname, '..', '..');
 const FIXTURES = path.resolve(__dirname, '..', 'fixtures', 'images');
 
 type Failed = { status: string; error?: { code: string; phase: string; message: string } };
-
-/** The real worker entry point, as `npm start` runs it, on this file's task queue; its log lines are kept. */
-function spawnWorker(h: Harness) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'worker', 'main.ts')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      TEMPORAL_TASK_QUEUE: h.taskQueue,
-      MONGODB_DB: h.config.MONGODB_DB,
-      LOG_LEVEL: 'warn',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-  return { child, output: () => output };
-}
-
-const exited = (p: ChildProcess) =>
-  new Promise((resolve) => (p.exitCode !== null || p.signalCode !== null ? resolve(null) : p.once('exit', resolve)));
 
 describe('image references and image ownership (real worker process, real engine)', () => {
   let h: Harness;
@@ -87,14 +64,6 @@ describe('image references and image ownership (real worker process, real engine
     madeImages.push(tag);
     return tag;
   }
-
-  const destroy = async (api: ReturnType<typeof client>, id: string) => {
-    expect((await api.del(`/compat/deployments/${id}`)).status).toBe(204);
-    await eventually(async () => {
-      const left = await h.docker.listContainers({ all: true, filters: { label: [`${LABELS.deploymentId}=${id}`] } });
-      return left.length === 0 ? true : undefined;
-    }, 'the containers to be removed');
-  };
 
   it('answers a path-like image reference with 400 INVALID_REQUEST naming the problem', async () => {
     const api = client(h, (await h.newOrg()).token);
@@ -156,7 +125,7 @@ describe('image references and image ownership (real worker process, real engine
     const mine = client(h, owner.token);
     const own = await mine.post<{ deploymentId: string }>('/compat/deploy', { image, name: 'own', port: 8080 });
     expect((await mine.waitFor(own.body.deploymentId, ['running', 'failed'])).status).toBe('running');
-    await destroy(mine, own.body.deploymentId);
+    await mine.destroyAndWait(own.body.deploymentId);
   });
 
   it('fails a deploy whose workflow carries a bad reference past the api, and the worker keeps running', async () => {
@@ -229,7 +198,7 @@ describe('image references and image ownership (real worker process, real engine
     // The same worker process still deploys.
     const ok = await api.post<{ deploymentId: string }>('/compat/deploy', { image: hello, name: 'after', port: 8080 });
     expect((await api.waitFor(ok.body.deploymentId, ['running', 'failed'])).status).toBe('running');
-    await destroy(api, ok.body.deploymentId);
+    await api.destroyAndWait(ok.body.deploymentId);
   });
 
   it('lets a workflow started before the org was passed use its own build, and no other org’s', async () => {

@@ -1,29 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage } from '../helpers/images';
-
-const root = path.resolve(__dirname, '..', '..');
-
-/** The real worker entry point, as `npm start` runs it, on this file's task queue. */
-function spawnWorker(h: Harness): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', path.join(root, 'worker', 'main.ts')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      TEMPORAL_TASK_QUEUE: h.taskQueue,
-      MONGODB_DB: h.config.MONGODB_DB,
-      LOG_LEVEL: 'warn',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    },
-    stdio: 'ignore',
-  });
-}
-
-const exited = (p: ChildProcess) =>
-  new Promise((resolve) => (p.exitCode !== null || p.signalCode !== null ? resolve(null) : p.once('exit', resolve)));
+import { exited, spawnWorker } from '../helpers/worker-process';
 
 describe('durability: a worker killed mid-deploy', () => {
   let h: Harness;
@@ -44,7 +24,7 @@ describe('durability: a worker killed mid-deploy', () => {
 
   it('is finished to running by the next worker (SIGKILL, then a fresh worker process)', async () => {
     const api = client(h, (await h.newOrg()).token);
-    const first = spawnWorker(h);
+    const first = spawnWorker(h).child;
     workers.push(first);
     const accepted = await api.post<{ deploymentId: string }>('/compat/deploy', { image, name: 'durable' });
     expect(accepted.status).toBe(202);
@@ -60,7 +40,7 @@ describe('durability: a worker killed mid-deploy', () => {
     expect(first.signalCode).toBe('SIGKILL');
     expect((await api.get<{ status: string }>(`/compat/deployments/${id}`)).body.status).toBe('deploying');
 
-    workers.push(spawnWorker(h));
+    workers.push(spawnWorker(h).child);
     const running = await api.waitFor(id, ['running', 'failed'], 90_000);
     expect(running.status).toBe('running');
     expect(await (await fetch(running.url as string)).text()).toBe('hello after a slow start\n');
