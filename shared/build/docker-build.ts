@@ -1,3 +1,5 @@
+import { stripVTControlCharacters } from 'node:util';
+
 import type Docker from 'dockerode';
 
 import type { BuildCgroup } from './build-cgroup';
@@ -57,12 +59,14 @@ export async function engineBuild(docker: Docker, opts: EngineBuildOptions): Pro
       (err) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve()),
       (msg: BuildMessage) => {
         if (msg.stream) {
-          const m = /^Step \d+\/\d+ : (.*)/m.exec(msg.stream);
+          // npm and pip colour their output even without a terminal; the log is read as plain text (often by an agent).
+          const text = stripVTControlCharacters(msg.stream);
+          const m = /^Step \d+\/\d+ : (.*)/m.exec(text);
           if (m?.[1]) {
             step = m[1].trim();
             output = '';
-          } else output = `${output}${msg.stream}`.slice(-65_536);
-          opts.log(msg.stream);
+          } else output = `${output}${text}`.slice(-65_536);
+          opts.log(text);
         }
         if (msg.error) {
           failure = msg.errorDetail?.message ?? msg.error;
