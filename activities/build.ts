@@ -21,9 +21,9 @@ import { type BuildLimits, createBuildSlots, ensureBuildNetwork } from '../share
 import { assertSymlinksInside, SymlinkEscapeError } from '../shared/build/symlinks';
 import type { Config } from '../shared/config';
 import { LABELS } from '../shared/constants';
-import type { LogStore } from '../shared/db/logs-store';
-import type { UploadStore } from '../shared/db/uploads-store';
-import type { DeploymentSource } from '../shared/deployments';
+import type { LogStore } from '../shared/deployments/logs-store';
+import type { UploadStore } from '../shared/uploads/store';
+import type { DeploymentSource } from '../shared/deployments/types';
 import { PLAN_POLICIES } from '../shared/plans';
 import type { Redis } from '../shared/redis';
 import { GitSecretRefusedError, type Vault } from '../shared/secrets/vault';

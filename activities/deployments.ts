@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 
-import type { DeploymentStore, StatusChange } from '../shared/db/deployments-store';
-import type { LogStore } from '../shared/db/logs-store';
+import type { DeploymentStore, StatusChange } from '../shared/deployments/store';
+import type { LogStore } from '../shared/deployments/logs-store';
 import type { EnvSealer } from '../shared/secrets/deployment-env';
 import type { ContainerSpec, EngineLocal, StartedContainer } from './providers/engine-local';
 

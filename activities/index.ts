@@ -1,10 +1,10 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 
 import type { Config } from '../shared/config';
-import type { DeploymentStore } from '../shared/db/deployments-store';
-import type { LogStore } from '../shared/db/logs-store';
-import type { SalesStore } from '../shared/db/sales-store';
-import type { UploadStore } from '../shared/db/uploads-store';
+import type { DeploymentStore } from '../shared/deployments/store';
+import type { LogStore } from '../shared/deployments/logs-store';
+import type { SalesStore } from '../shared/sales/store';
+import type { UploadStore } from '../shared/uploads/store';
 import { instanceId } from '../shared/instance';
 import type { Redis } from '../shared/redis';
 import { createEnvSealer } from '../shared/secrets/deployment-env';

@@ -2,7 +2,7 @@ import { log } from '@temporalio/activity';
 import type Docker from 'dockerode';
 
 import { LABELS } from '../shared/constants';
-import type { DeploymentStore } from '../shared/db/deployments-store';
+import type { DeploymentStore } from '../shared/deployments/store';
 import type { EnvSealer } from '../shared/secrets/deployment-env';
 
 export interface ReconcileRemoval {

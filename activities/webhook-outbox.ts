@@ -1,4 +1,4 @@
-import type { SalesStore } from '../shared/db/sales-store';
+import type { SalesStore } from '../shared/sales/store';
 import { completeSale, saleCompletedEventId } from '../shared/sales/records';
 
 /** Events one sweep call returns: one page of the outbox. */

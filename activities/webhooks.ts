@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 
-import type { AttemptRecord, DeliveryStatus, EventRecord, SalesStore } from '../shared/db/sales-store';
+import type { AttemptRecord, DeliveryStatus, EventRecord, SalesStore } from '../shared/sales/store';
 import { type LookupAll, OutboundTargetError, resolveTarget } from '../shared/net-guard';
 import { signSalesBody, standardWebhookSignature } from '../shared/sales/signature';
 import { postPinned, RECEIVER_TIMEOUT_MS } from './webhook-http';

@@ -5,7 +5,7 @@ import swaggerUi from 'swagger-ui-express';
 
 import type { Config } from '../shared/config';
 import { AppError } from '../shared/errors';
-import type { IdentityService } from '../shared/identity';
+import type { IdentityService } from '../shared/identity/service';
 import type { Logger } from '../shared/logger';
 import type { Redis } from '../shared/redis';
 import type { Vault } from '../shared/secrets/vault';

@@ -1,9 +1,9 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 
 import { config, ConfigError } from '../shared/config';
-import { createIdentityStore, PLANS } from '../shared/db/identity-store';
+import { createIdentityStore, PLANS } from '../shared/identity/store';
 import { connectMongo } from '../shared/db/mongo';
-import { createIdentityService } from '../shared/identity';
+import { createIdentityService } from '../shared/identity/service';
 import { ORG_ROLES, type Permission, PERMISSIONS } from '../shared/permissions';
 
 /** "90d", "12h", "30m", "45s" → seconds. */

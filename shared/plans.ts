@@ -1,5 +1,5 @@
-import type { Plan } from './db/identity-store';
-import type { Provider } from './deployments';
+import type { Provider } from './deployments/types';
+import type { Plan } from './identity/store';
 
 export interface PlanPolicy {
   providers: readonly Provider[];

@@ -3,12 +3,12 @@ import { NativeConnection } from '@temporalio/worker';
 
 import { ensureHostIsolation } from '../activities/providers/host-firewall';
 import { config, ConfigError } from '../shared/config';
-import { createDeploymentStore } from '../shared/db/deployments-store';
-import { createLogStore } from '../shared/db/logs-store';
+import { createDeploymentStore } from '../shared/deployments/store';
+import { createLogStore } from '../shared/deployments/logs-store';
 import { connectMongo } from '../shared/db/mongo';
-import { createSalesStore } from '../shared/db/sales-store';
-import { createSecretStore } from '../shared/db/secrets-store';
-import { createUploadStore } from '../shared/db/uploads-store';
+import { createSalesStore } from '../shared/sales/store';
+import { createSecretStore } from '../shared/secrets/store';
+import { createUploadStore } from '../shared/uploads/store';
 import { createDockerClient } from '../shared/engine/docker-client';
 import { instanceId } from '../shared/instance';
 import { createLogger } from '../shared/logger';

@@ -1,4 +1,5 @@
-export * from './deployment';
+export * from './deployment/commands';
+export * from './deployment/workflow';
 export * from './reconcile';
 export * from './upload-expiry';
 export * from './webhook-delivery';

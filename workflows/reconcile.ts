@@ -3,7 +3,7 @@ import { getExternalWorkflowHandle, proxyActivities } from '@temporalio/workflow
 import type { Activities } from '../activities';
 import type { ReconcileCounts } from '../activities/reconcile';
 import { deploymentWorkflowId } from '../shared/constants';
-import { destroySignal } from './deployment';
+import { destroySignal } from './deployment/commands';
 
 const { planReconcile, removeOrphans } = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',

@@ -6,7 +6,7 @@ import { type RequestHandler, Router } from 'express';
 
 import type { Config } from '../../shared/config';
 import { AppError } from '../../shared/errors';
-import type { IdentityService } from '../../shared/identity';
+import type { IdentityService } from '../../shared/identity/service';
 import type { Permission } from '../../shared/permissions';
 import { providerAvailability } from '../deployments/providers';
 import type { DeploymentService } from '../deployments/service';

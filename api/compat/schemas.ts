@@ -1,8 +1,8 @@
 import { z } from 'zod';
 
-import { SECRET_ENVIRONMENTS } from '../../shared/db/secrets-store';
-import { DeploymentStatus, Provider } from '../../shared/deployments';
+import { DeploymentStatus, Provider } from '../../shared/deployments/types';
 import { imageReferenceProblem } from '../../shared/images/reference';
+import { SECRET_ENVIRONMENTS } from '../../shared/secrets/store';
 
 const name = z
   .string()

@@ -1,5 +1,5 @@
-import type { Plan } from '../../shared/db/identity-store';
-import { type Provider, PROVIDERS } from '../../shared/deployments';
+import { type Provider, PROVIDERS } from '../../shared/deployments/types';
+import type { Plan } from '../../shared/identity/store';
 import { PLAN_POLICIES } from '../../shared/plans';
 
 const NAMES: Record<Provider, string> = {

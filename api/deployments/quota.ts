@@ -3,7 +3,7 @@ import type { Db } from 'mongodb';
 
 import { deploymentWorkflowId } from '../../shared/constants';
 import { guard } from '../../shared/db/mongo';
-import type { DeploymentRecord } from '../../shared/deployments';
+import type { DeploymentRecord } from '../../shared/deployments/types';
 import type { Redis } from '../../shared/redis';
 
 /**

@@ -1,8 +1,8 @@
 import { type ErrorRequestHandler, type RequestHandler, Router } from 'express';
 
 import { AppError } from '../../shared/errors';
+import { hashToken } from '../../shared/identity/tokens';
 import type { Logger } from '../../shared/logger';
-import { hashToken } from '../../shared/tokens';
 import { toAppError } from '../middleware/errors';
 import { consume, type RateLimiters } from '../middleware/rate-limit';
 import { handle } from '../middleware/validate';

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
-import type { IdentityService, Principal } from '../../shared/identity';
+import type { IdentityService, Principal } from '../../shared/identity/service';
 import type { Permission } from '../../shared/permissions';
 
 declare module 'express-serve-static-core' {

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 
 import { AppError } from '../../shared/errors';
-import type { IdentityService } from '../../shared/identity';
+import type { IdentityService } from '../../shared/identity/service';
 import type { Permission } from '../../shared/permissions';
 import type { Vault } from '../../shared/secrets/vault';
 import { authenticate, principalOf, requirePermission } from '../middleware/auth';

@@ -5,12 +5,12 @@ import { WorkflowIdReusePolicy } from '@temporalio/common';
 
 import type { Config } from '../../shared/config';
 import { isDuplicateKey } from '../../shared/db/mongo';
-import type { EventType, ProductRecord, SaleRecord, SalesStore, SubscriptionStatus } from '../../shared/db/sales-store';
 import { AppError } from '../../shared/errors';
+import { hashToken } from '../../shared/identity/tokens';
 import { privateTargetReason } from '../../shared/net-guard';
 import { webhookOutboxScheduleId, webhookWorkflowId } from '../../shared/sales/outbox';
 import { completeSale as completeSaleRecords, derivedId, eventPayload } from '../../shared/sales/records';
-import { hashToken } from '../../shared/tokens';
+import type { EventType, ProductRecord, SaleRecord, SalesStore, SubscriptionStatus } from '../../shared/sales/store';
 import type { WebhookDeliveryInput } from '../../workflows';
 
 /** A replaced signing secret keeps signing the Standard Webhooks header this long (rotation overlap). */

@@ -6,9 +6,9 @@ import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/c
 import yauzl from 'yauzl';
 
 import type { Config } from '../../shared/config';
-import type { UploadRecord, UploadStore } from '../../shared/db/uploads-store';
 import { AppError } from '../../shared/errors';
-import type { Principal } from '../../shared/identity';
+import type { Principal } from '../../shared/identity/service';
+import type { UploadRecord, UploadStore } from '../../shared/uploads/store';
 
 /** Opens the archive's central directory; a file that is not a readable zip is refused before it is stored. */
 async function checkZip(file: string): Promise<number> {

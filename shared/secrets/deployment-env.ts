@@ -1,5 +1,5 @@
 import { secretsKeyBytes } from '../config';
-import type { DeploymentRecord } from '../deployments';
+import type { DeploymentRecord } from '../deployments/types';
 import { AppError } from '../errors';
 import { createSecretBox, type Sealed } from './box';
 

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 
 import { secretsKeyBytes } from '../config';
 import { isDuplicateKey } from '../db/mongo';
-import type { SecretEnvironment, SecretRecord, SecretStore } from '../db/secrets-store';
 import { AppError } from '../errors';
 import { createSecretBox, type SecretBox } from './box';
+import type { SecretEnvironment, SecretRecord, SecretStore } from './store';
 
 /** A secret that may not be sent where a Git source asks; the message says why and what to do. */
 export class GitSecretRefusedError extends Error {

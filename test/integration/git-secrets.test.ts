@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { cloneRepository } from '../../shared/build/git';
-import { createSecretStore } from '../../shared/db/secrets-store';
+import { createSecretStore } from '../../shared/secrets/store';
 import { createVault, GitSecretRefusedError } from '../../shared/secrets/vault';
 import { BASE_IMAGES } from '../helpers/base-images';
 import { client } from '../helpers/client';

@@ -6,7 +6,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 
 import { createEngineImages } from '../../activities/providers/engine-images';
 import { deploymentWorkflowId, LABELS } from '../../shared/constants';
-import { createDeploymentStore } from '../../shared/db/deployments-store';
+import { createDeploymentStore } from '../../shared/deployments/store';
 import { PLAN_POLICIES } from '../../shared/plans';
 import type { DeploymentWorkflowInput } from '../../workflows';
 import { client } from '../helpers/client';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import { createDeploymentStore } from '../../shared/db/deployments-store';
+import { createDeploymentStore } from '../../shared/deployments/store';
 import { type ApiResponse, client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
 

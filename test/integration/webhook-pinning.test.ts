@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 
 import { type AttemptInput, createWebhookActivities, type SendResult } from '../../activities/webhooks';
 import { connectMongo, type Database } from '../../shared/db/mongo';
-import { createSalesStore, type SalesStore } from '../../shared/db/sales-store';
+import { createSalesStore, type SalesStore } from '../../shared/sales/store';
 import type { LookupAll } from '../../shared/net-guard';
 
 /**

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 
-import type { EventRecord } from '../../../shared/db/sales-store';
 import type { Permission } from '../../../shared/permissions';
+import type { EventRecord } from '../../../shared/sales/store';
 import { principalOf } from '../../middleware/auth';
 import { route, type RouteDef } from '../../routes';
 import type { SalesService } from '../../sales/service';

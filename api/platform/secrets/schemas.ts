@@ -2,7 +2,7 @@ import net from 'node:net';
 
 import { z } from 'zod';
 
-import { SECRET_ENVIRONMENTS } from '../../../shared/db/secrets-store';
+import { SECRET_ENVIRONMENTS } from '../../../shared/secrets/store';
 
 // DNS names as RFC 1123 spells them; no wildcards: a token goes to hosts named one by one.
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;

@@ -1,9 +1,9 @@
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
 
-import type { TokenRecord } from '../../../shared/db/identity-store';
 import { AppError } from '../../../shared/errors';
-import type { IdentityService } from '../../../shared/identity';
+import type { IdentityService } from '../../../shared/identity/service';
+import type { TokenRecord } from '../../../shared/identity/store';
 import { type Permission, roleAllows } from '../../../shared/permissions';
 import { principalOf } from '../../middleware/auth';
 import { route, type RouteDef } from '../../routes';

@@ -1,6 +1,6 @@
 import type { Db, Filter } from 'mongodb';
 
-import { ensureIndexesWithRetry, guard, isDuplicateKey } from './mongo';
+import { ensureIndexesWithRetry, guard, isDuplicateKey } from '../db/mongo';
 
 export type BillingType = 'ONE_TIME' | 'SUBSCRIPTION';
 export type SubscriptionStatus = 'active' | 'past_due' | 'canceled';

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 
-import type { Sealed } from '../secrets/box';
-import { ensureIndexesWithRetry, guard } from './mongo';
+import { ensureIndexesWithRetry, guard } from '../db/mongo';
+import type { Sealed } from './box';
 
 export const SECRET_ENVIRONMENTS = ['DEVELOPMENT', 'STAGING', 'PRODUCTION'] as const;
 export type SecretEnvironment = (typeof SECRET_ENVIRONMENTS)[number];

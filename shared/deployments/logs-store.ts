@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 
+import { ensureIndexesWithRetry, guard } from '../db/mongo';
 import type { LogLine } from '../engine/logs';
-import { ensureIndexesWithRetry, guard } from './mongo';
 
 interface StoredLogLine {
   deploymentId: string;

@@ -4,7 +4,6 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
-  defineSignal,
   isCancellation,
   log,
   patched,
@@ -13,8 +12,9 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 
-import type { Activities } from '../activities';
-import type { DeploymentFailure, DeploymentSource } from '../shared/deployments';
+import type { Activities } from '../../activities';
+import type { DeploymentFailure } from '../../shared/deployments/types';
+import { type DeploymentWorkflowInput, destroySignal } from './commands';
 
 /** Timeouts and retries, declared once: MongoDB writes are quick; engine calls may pull images or wait on an app. */
 const { recordStatus } = proxyActivities<Activities>({
@@ -58,26 +58,6 @@ const { waitReady } = proxyActivities<Activities>({
   retry: { maximumAttempts: 3 },
 });
 
-export interface DeploymentWorkflowInput {
-  deploymentId: string;
-  orgId: string;
-  source: DeploymentSource;
-  port: number;
-  /**
-   * Names only: values are secrets, kept out of history (Temporal's store, its UI) and read from the sealed
-   * record by the activity that starts the container.
-   */
-  envNames?: string[];
-  /** Inputs of workflows started before values were passed by reference carry them here; they still deploy. */
-  envVars?: Record<string, string>;
-  revision: number;
-  limits: { memoryMb: number; cpus: number; pids: number };
-  readyTimeoutS: number;
-  /** Fetch, extract and build together may take this long (source deployments). */
-  buildTimeoutS?: number;
-  /** Version of the record the api wrote (the `queued` one); every later write counts up from here. */
-  version: number;
-}
 
 /**
  * The source build: it heartbeats every second, so a destroy reaches it at once, and the deploy waits until it
@@ -91,11 +71,6 @@ const builder = (timeoutS: number) =>
     retry: { maximumAttempts: 2, nonRetryableErrorTypes: ['BuildFailed'] },
   });
 
-/**
- * Sent by the api (with signalWithStart, so a workflow not yet started starts straight into its destroy) after it
- * has written the destroy intent and hidden the record; and by the reconciler for a destroy the api left half done.
- */
-export const destroySignal = defineSignal('destroy');
 
 const PHASE_WORDS: Record<DeploymentFailure['phase'], string> = {
   build: 'building the source',

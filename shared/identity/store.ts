@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 
+import { ensureIndexesWithRetry, guard } from '../db/mongo';
 import type { OrgRole, Permission } from '../permissions';
-import { ensureIndexesWithRetry, guard } from './mongo';
 
 export const PLANS = ['free', 'pro', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import type { Sealed } from './secrets/box';
+import type { Sealed } from '../secrets/box';
 
 export const DEPLOYMENT_STATUSES = [
   'queued',

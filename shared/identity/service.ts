@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 
-import type { IdentityStore, OrgRecord, Plan, TokenRecord, UserRecord } from './db/identity-store';
-import { AppError } from './errors';
-import { type OrgRole, type Permission, PERMISSIONS, roleAllows } from './permissions';
+import { AppError } from '../errors';
+import { type OrgRole, type Permission, PERMISSIONS, roleAllows } from '../permissions';
+import type { IdentityStore, OrgRecord, Plan, TokenRecord, UserRecord } from './store';
 import { generateToken, hashToken, TOKEN_PATTERN } from './tokens';
 
 export interface Principal {

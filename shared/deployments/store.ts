@@ -1,7 +1,7 @@
 import type { Db, Filter } from 'mongodb';
 
-import type { DeploymentFailure, DeploymentRecord, DeploymentStatus, DestroyIntent, Provider } from '../deployments';
-import { ensureIndexesWithRetry, guard, isDuplicateKey } from './mongo';
+import { ensureIndexesWithRetry, guard, isDuplicateKey } from '../db/mongo';
+import type { DeploymentFailure, DeploymentRecord, DeploymentStatus, DestroyIntent, Provider } from './types';
 
 export interface StatusChange {
   deploymentId: string;

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 
-import { ensureIndexesWithRetry, guard } from './mongo';
+import { ensureIndexesWithRetry, guard } from '../db/mongo';
 
 export interface UploadRecord {
   _id: string;
