@@ -12,6 +12,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 
 import type { WorkflowHandle } from '@temporalio/client';
+import { format } from 'prettier';
 
 import { deploymentWorkflowId } from '../../shared/constants';
 import { webhookWorkflowId } from '../../shared/sales/outbox';
@@ -41,7 +42,8 @@ async function save(h: Harness, scenario: string, workflowId: string, open = fal
   const description = await handle.describe();
   const json = historyToJSON(await handle.fetchHistory());
   if (carriesSecret(json)) throw new Error(`${scenario}: the history carries an env value`);
-  await fs.writeFile(path.join(OUT, `${scenario}.json`), `${json}\n`);
+  // Formatted as the repository's prettier formats JSON, so `prettier --check .` passes on fresh recordings.
+  await fs.writeFile(path.join(OUT, `${scenario}.json`), await format(json, { parser: 'json' }));
   console.log(`${scenario}: ${description.type} ${description.status.name}, ${json.length} bytes`);
 }
 
