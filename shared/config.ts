@@ -158,7 +158,20 @@ const schema = z.object({
   /** Build sandbox (DESIGN.md §8): builds at once on one worker, and for one organisation on one worker. */
   BUILD_CONCURRENCY: z.coerce.number().int().min(1).default(2),
   BUILD_CONCURRENCY_PER_ORG: z.coerce.number().int().min(1).default(1),
-});
+
+  // AI providers of the builder (shared/ai, shared/ai-providers; DESIGN.md §15).
+  /**
+   * A provider whose baseUrl names a loopback/private/special address is refused unless this is set: the worker
+   * connects to it from the host's own network (tests run provider doubles on loopback; a self-hosted model server
+   * on the LAN needs it too).
+   */
+  ALLOW_PRIVATE_AI_PROVIDERS: bool.default(false),
+  /** Retries of a rate-limited (429) or overloaded (529, 5xx) model call before the turn ends with its error. */
+  AI_RETRY_ATTEMPTS: z.coerce.number().int().min(0).max(10).default(3),
+  /** Longest wait before one retry; a provider asking (retry-after) for longer ends the turn with rate_limited. */
+  AI_RETRY_MAX_DELAY_S: z.coerce.number().min(0).max(600).default(30),
+  /** A provider silent this long (no response headers, or no byte of a stream) is given up as unavailable. */
+  AI_IDLE_TIMEOUT_S: z.coerce.number().int().min(1).max(3600).default(120),});
 
 /** The key's bytes when `value` is 32 bytes in base64 or hex, else undefined. */
 export function secretsKeyBytes(value: string): Buffer | undefined {
