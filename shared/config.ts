@@ -171,7 +171,8 @@ const schema = z.object({
   /** Longest wait before one retry; a provider asking (retry-after) for longer ends the turn with rate_limited. */
   AI_RETRY_MAX_DELAY_S: z.coerce.number().min(0).max(600).default(30),
   /** A provider silent this long (no response headers, or no byte of a stream) is given up as unavailable. */
-  AI_IDLE_TIMEOUT_S: z.coerce.number().int().min(1).max(3600).default(120),});
+  AI_IDLE_TIMEOUT_S: z.coerce.number().int().min(1).max(3600).default(120),
+});
 
 /** The key's bytes when `value` is 32 bytes in base64 or hex, else undefined. */
 export function secretsKeyBytes(value: string): Buffer | undefined {
