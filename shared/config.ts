@@ -61,6 +61,22 @@ const schema = z.object({
   /** Seconds a new container has to answer on its port before the deploy fails. */
   DEPLOY_READY_TIMEOUT_S: z.coerce.number().int().min(1).max(3600).default(60),
 
+  // Edge router (DESIGN.md §12, shared/edge): Caddy driven through its admin API; deployments' stable URLs are
+  // http://<name>-<short id>.<EDGE_DOMAIN>:<EDGE_PORT>. `npm start` runs one unless EDGE_ADMIN_URL is set.
+  /** Caddy's admin API: loopback or a private network only, it reconfigures the router without credentials. */
+  EDGE_ADMIN_URL: z.url().default('http://127.0.0.1:2019'),
+  /** Domain under which each deployment gets its host; `localhost` needs no DNS (*.localhost is loopback). */
+  EDGE_DOMAIN: z
+    .string()
+    .regex(/^(?=.{1,200}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'a lower-case domain name')
+    .default('localhost'),
+  /** Port the router listens on for deployments' traffic, and the one in their URLs. */
+  EDGE_PORT: z.coerce.number().int().min(1).max(65535).default(8088),
+  /** Address the router listens on; 0.0.0.0 serves deployments beyond this machine. */
+  EDGE_BIND_IP: z.union([z.ipv4(), z.ipv6()]).default('127.0.0.1'),
+  /** Host the router dials instances' published ports on, when it does not run on the engine's host (compose). */
+  EDGE_UPSTREAM_HOST: z.string().min(1).optional(),
+
   // Rate limits (spec, "Limits"); raised only for benchmarks or by plan.
   RATE_LIMIT_COMPAT_WRITES_PER_HOUR: z.coerce.number().int().min(1).default(20),
   RATE_LIMIT_COMPAT_READS_PER_MIN: z.coerce.number().int().min(1).default(60),

@@ -8,6 +8,7 @@ import Redis from 'ioredis';
 import { MongoClient } from 'mongodb';
 
 import { ensureDebianPackages } from './debian';
+import { edge } from './edge';
 import { configuredPort, ensurePortsFree } from './ports';
 import { freePort, type Managed, startServer } from './process';
 import { StackError } from './stack-error';
@@ -296,4 +297,4 @@ export const redis: Part = {
   },
 };
 
-export const ALL_PARTS: Part[] = [temporal, mongodb, s3, docker, redis];
+export const ALL_PARTS: Part[] = [temporal, mongodb, s3, docker, redis, edge];

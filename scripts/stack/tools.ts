@@ -46,6 +46,13 @@ export const TOOLS = {
     pkg: '.',
     insteadVar: 'S3_ENDPOINT',
   },
+  // The edge router (DESIGN.md §12); v2.11.9's go.mod asks for Go 1.26.0. Only its standard modules are needed.
+  caddy: {
+    module: 'github.com/caddyserver/caddy/v2',
+    version: 'v2.11.9',
+    pkg: './cmd/caddy',
+    insteadVar: 'EDGE_ADMIN_URL',
+  },
 } satisfies Record<string, GoTool>;
 
 export type ToolName = keyof typeof TOOLS;

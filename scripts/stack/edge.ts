@@ -1,0 +1,89 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+import { request } from 'undici';
+
+import { createEdgeRouter } from '../../shared/edge';
+import { hostPort } from '../../shared/edge/routes';
+import type { Part, PartContext, PartResult } from './parts';
+import { configuredPort, ensurePortsFree } from './ports';
+import { freePort, type Managed, startServer } from './process';
+import { ensureTool } from './tools';
+
+export interface CaddyOptions {
+  binary: string;
+  /** Its config, logs and (for later TLS) certificate storage; nothing is written under $HOME. */
+  dir: string;
+  adminPort: number;
+  httpPort: number;
+  /** Address the deployments' traffic is served on (EDGE_BIND_IP). */
+  bindIp: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * Runs Caddy with only its admin API configured, then has the edge client make our server block, so the HTTP
+ * port is bound (and a port taken since the check fails here, in one line) before the stack says it is ready.
+ * Its config is not persisted: after a restart the worker re-publishes from the deployments' records, which
+ * are the truth, instead of resuming routes to containers that may be gone.
+ */
+export async function startCaddy(opts: CaddyOptions): Promise<{ proc: Managed; adminUrl: string }> {
+  await fs.mkdir(opts.dir, { recursive: true });
+  const adminUrl = `http://127.0.0.1:${opts.adminPort}`;
+  const configFile = path.join(opts.dir, 'caddy.json');
+  const config = {
+    admin: { listen: `127.0.0.1:${opts.adminPort}`, config: { persist: false } },
+    storage: { module: 'file_system', root: path.join(opts.dir, 'storage') },
+    logging: { logs: { default: { level: 'WARN' } } },
+  };
+  await fs.writeFile(configFile, `${JSON.stringify(config, null, 2)}\n`);
+  const env = { ...process.env, XDG_DATA_HOME: opts.dir, XDG_CONFIG_HOME: opts.dir, HOME: opts.dir };
+  const router = createEdgeRouter({ adminUrl, listen: [hostPort(opts.bindIp, opts.httpPort)], timeoutMs: 2000 });
+  const proc = await startServer(
+    'the edge router (Caddy)',
+    ['caddy', opts.binary, ['run', '--config', configFile], { logFile: path.join(opts.dir, 'caddy.log'), env }],
+    async () => (await request(`${adminUrl}/config/`, { headersTimeout: 1000 })).statusCode === 200,
+    () => router.ensureServer(),
+    opts.signal,
+  );
+  return { proc, adminUrl };
+}
+
+/** The edge router (DESIGN.md §12): Caddy, built from its Go module and cached like the other servers. */
+export const edge: Part = {
+  name: 'caddy',
+  async start(ctx: PartContext): Promise<PartResult> {
+    if (process.env.EDGE_ADMIN_URL) return { env: {}, started: [], external: true };
+    const wanted = {
+      http: { port: 8088, part: 'the edge router', variable: 'EDGE_PORT' },
+      admin: { port: 2019, part: "the edge router's admin API", variable: 'SLIPWAY_EDGE_ADMIN_PORT' },
+    };
+    let http: number, admin: number;
+    if (ctx.ports === 'free') [http, admin] = [await freePort(), await freePort()];
+    else {
+      const claims = Object.values(wanted).map((c) => ({ ...c, port: configuredPort(c.variable, c.port) }));
+      await ensurePortsFree(claims);
+      [http, admin] = claims.map((c) => c.port) as [number, number];
+    }
+    ctx.progress('looking for caddy in the tool cache');
+    const { binary } = await ensureTool('caddy', { signal: ctx.signal, progress: ctx.progress });
+    ctx.progress('starting Caddy');
+    // Loopback unless EDGE_BIND_IP says otherwise; the worker's config (shared/config.ts) reads the same variable.
+    const bindIp = process.env.EDGE_BIND_IP || '127.0.0.1';
+    const { proc, adminUrl } = await startCaddy({
+      binary,
+      dir: path.join(ctx.dataDir, 'caddy'),
+      adminPort: admin,
+      httpPort: http,
+      bindIp,
+      signal: ctx.signal,
+    });
+    const domain = process.env.EDGE_DOMAIN || 'localhost';
+    return {
+      env: { EDGE_ADMIN_URL: adminUrl, EDGE_PORT: String(http) },
+      urls: { Deployments: `http://<name>-<id>.${domain}:${http}` },
+      started: [proc],
+      external: false,
+    };
+  },
+};
