@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { startStack } from '../../scripts/stack';
+import { edge } from '../../scripts/stack/edge';
 import { type Part, redis, temporal } from '../../scripts/stack/parts';
 import { ensurePortFree } from '../../scripts/stack/ports';
 import { freePort } from '../../scripts/stack/process';
@@ -33,6 +34,9 @@ const VARS = [
   'SLIPWAY_REDIS_PORT',
   'SLIPWAY_TEMPORAL_UI_PORT',
   'SLIPWAY_TEMPORAL_PORT',
+  'EDGE_ADMIN_URL',
+  'EDGE_PORT',
+  'SLIPWAY_EDGE_ADMIN_PORT',
 ];
 const saved = Object.fromEntries(VARS.map((k) => [k, process.env[k]]));
 let dataDir: string;
@@ -102,6 +106,18 @@ describe('a default port held by another program', () => {
     );
     expect(other.connections()).toBe(0);
     expect(fs.existsSync(path.join(dataDir, 'temporal'))).toBe(false);
+  });
+
+  it("refuses the edge router's port before building or starting Caddy, naming EDGE_PORT", async () => {
+    delete process.env.EDGE_ADMIN_URL;
+    process.env.SLIPWAY_EDGE_ADMIN_PORT = String(await freePort());
+    process.env.EDGE_PORT = String(other.port);
+
+    await expect(edge.start(ctx(true))).rejects.toThrow(
+      `port ${other.port} (the edge router) is taken by another program; set EDGE_PORT to a free port or stop that program`,
+    );
+    expect(other.connections()).toBe(0);
+    expect(fs.existsSync(path.join(dataDir, 'caddy'))).toBe(false);
   });
 
   it("refuses the api's port, naming PORT", async () => {
