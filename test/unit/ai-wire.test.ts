@@ -1,0 +1,135 @@
+import { errorForStatus, providerText, retryAfterMs } from '../../shared/ai/errors';
+import { readSse, type SseMessage } from '../../shared/ai/sse';
+import { aiProviderView, CreateAiProviderRequest, UpdateAiProviderRequest } from '../../shared/ai-providers/schemas';
+
+async function* chunks(parts: Uint8Array[]) {
+  for (const p of parts) yield p;
+}
+async function all(parts: Uint8Array[], maxBytes = 1 << 20): Promise<SseMessage[]> {
+  const out: SseMessage[] = [];
+  for await (const m of readSse(chunks(parts), { maxBytes })) out.push(m);
+  return out;
+}
+
+describe('readSse', () => {
+  const stream = Buffer.from(
+    'event: content_block_delta\r\ndata: {"text":"Grüße 🚀"}\r\n\r\n: a comment\n\nevent: ping\ndata: {"type": "ping"}\n\ndata: [DONE]\n\n',
+  );
+  const expected = [
+    { event: 'content_block_delta', data: '{"text":"Grüße 🚀"}', id: undefined },
+    { event: 'ping', data: '{"type": "ping"}', id: undefined },
+    { event: undefined, data: '[DONE]', id: undefined },
+  ];
+
+  it('reads the same events wherever the bytes are cut, even inside a character', async () => {
+    for (let cut = 1; cut < stream.length; cut++)
+      expect(await all([stream.subarray(0, cut), stream.subarray(cut)])).toEqual(expected);
+  });
+
+  it('reads a stream arriving one byte at a time', async () => {
+    expect(await all([...stream].map((b) => Uint8Array.of(b)))).toEqual(expected);
+  });
+
+  it('drops an event cut off before its blank line, as the SSE standard says', async () => {
+    expect(await all([Buffer.from('data: {"a":1}\n\ndata: {"b":')])).toEqual([
+      { event: undefined, data: '{"a":1}', id: undefined },
+    ]);
+  });
+
+  it('refuses a stream larger than its bound as a protocol error', async () => {
+    await expect(all([Buffer.alloc(2048, 'a')], 1024)).rejects.toMatchObject({ code: 'provider_protocol' });
+  });
+});
+
+describe('provider errors', () => {
+  it('reads retry-after as seconds, as an HTTP date, and OpenAI’s retry-after-ms', () => {
+    const now = Date.parse('2026-11-23T12:00:00Z');
+    expect(retryAfterMs({ 'retry-after': '7' }, now)).toBe(7000);
+    expect(retryAfterMs({ 'retry-after': 'Mon, 23 Nov 2026 12:00:30 GMT' }, now)).toBe(30_000);
+    expect(retryAfterMs({ 'retry-after': 'Mon, 23 Nov 2026 11:00:00 GMT' }, now)).toBe(0);
+    expect(retryAfterMs({ 'retry-after-ms': '250', 'retry-after': '1' }, now)).toBe(250);
+    expect(retryAfterMs({ 'retry-after': 'soon' }, now)).toBeUndefined();
+    expect(retryAfterMs({}, now)).toBeUndefined();
+  });
+
+  it('classes statuses and provider error types', () => {
+    expect(errorForStatus(401, {}).code).toBe('provider_auth');
+    expect(errorForStatus(403, {}).code).toBe('provider_auth');
+    expect(errorForStatus(429, {}).code).toBe('rate_limited');
+    expect(errorForStatus(529, {}).code).toBe('rate_limited');
+    expect(errorForStatus(503, {}).code).toBe('provider_unavailable');
+    expect(errorForStatus(400, { message: 'max_tokens: too large' })).toMatchObject({
+      code: 'provider_bad_request',
+      message: expect.stringContaining('max_tokens: too large'),
+    });
+  });
+
+  it('removes the key and control characters from the provider’s words', () => {
+    expect(providerText('Incorrect API key provided: sk-secret-123.\n\u001b[31m', 'sk-secret-123')).toBe(
+      'Incorrect API key provided: [redacted]. [31m',
+    );
+  });
+});
+
+describe('AI provider request schemas', () => {
+  const valid = {
+    name: 'Main OpenAI',
+    kind: 'openai_compatible',
+    baseUrl: 'https://api.openai.com/v1/',
+    apiKey: 'sk-proj-abc',
+    defaultModel: 'gpt-4o-mini',
+  };
+
+  it('normalises baseUrl and defaults enabled', () => {
+    expect(CreateAiProviderRequest.parse(valid)).toEqual({
+      ...valid,
+      baseUrl: 'https://api.openai.com/v1',
+      enabled: true,
+    });
+  });
+
+  it.each([
+    ['ftp://api.openai.com/v1', /https:\/\/ or http:\/\//],
+    ['https://user:pw@api.openai.com/v1', /credentials/],
+    ['https://api.openai.com/v1?key=x', /query/],
+    ['api.openai.com', /not a URL/],
+  ])('refuses baseUrl %s', (baseUrl, why) => {
+    const result = CreateAiProviderRequest.safeParse({ ...valid, baseUrl });
+    expect(result.success).toBe(false);
+    expect(result.error!.issues[0]!.message).toMatch(why);
+  });
+
+  it('refuses an unknown kind, a field it does not know and an empty change', () => {
+    expect(CreateAiProviderRequest.safeParse({ ...valid, kind: 'gemini' }).success).toBe(false);
+    expect(CreateAiProviderRequest.safeParse({ ...valid, apiKeySealed: {} }).success).toBe(false);
+    expect(UpdateAiProviderRequest.safeParse({}).success).toBe(false);
+    expect(UpdateAiProviderRequest.safeParse({ kind: 'anthropic' }).success).toBe(false);
+  });
+
+  it('shows a provider without its key', () => {
+    const at = new Date('2026-11-23T12:00:00Z');
+    const view = aiProviderView({
+      _id: '6f1c0d9e-1111-4222-8333-444455556666',
+      orgId: 'org-1',
+      name: 'x',
+      kind: 'anthropic',
+      baseUrl: 'https://api.anthropic.com',
+      defaultModel: 'claude-sonnet-4-20250514',
+      enabled: true,
+      createdAt: at,
+      updatedAt: at,
+      ...({ apiKeySealed: { iv: 'i', tag: 't', ciphertext: 'c' } } as object),
+    });
+    expect(view).toEqual({
+      id: '6f1c0d9e-1111-4222-8333-444455556666',
+      name: 'x',
+      kind: 'anthropic',
+      baseUrl: 'https://api.anthropic.com',
+      defaultModel: 'claude-sonnet-4-20250514',
+      models: [],
+      enabled: true,
+      createdAt: '2026-11-23T12:00:00.000Z',
+      updatedAt: '2026-11-23T12:00:00.000Z',
+    });
+  });
+});
