@@ -9,6 +9,8 @@ export const LABELS = {
   deploymentId: 'dev.slipway.deployment-id',
   orgId: 'dev.slipway.org-id',
   revision: 'dev.slipway.revision',
+  /** Replica index within the release (engine_local instances; absent on containers made before replicas: 0). */
+  replica: 'dev.slipway.replica',
   /** Which Slipway instance made it: a reconciler removes only its own instance's objects (shared/instance.ts). */
   instance: 'dev.slipway.instance',
 } as const;

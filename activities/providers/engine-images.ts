@@ -28,6 +28,9 @@ function parseOrFail(image: string): ImageReference {
   }
 }
 
+/** A full image ID as the engine reports it; never a prefix (the engine would match any image starting so). */
+const IMAGE_ID = /^sha256:[0-9a-f]{64}$/;
+
 const notFound = (reference: string) =>
   ApplicationFailure.create({ nonRetryable: true, type: 'ImageNotFound', message: imageNotFoundMessage(reference) });
 
@@ -114,6 +117,50 @@ export function createEngineImages({
       const found = await resolveImage(docker, ref, orgId).catch(refusedToFailure);
       if (found.kind !== 'usable') throw notFound(found.reference);
       return found.id;
+    },
+
+    /**
+     * A release's recorded image, by its full ID: the tag may have moved on or the registry be gone since (rollback).
+     * The ID comes from the workflow's own release record, which was checked for the org when it was made; an
+     * image another organisation owns is still refused, and any refusal reads as the reference not being found.
+     */
+    async usableReleaseImage(image: string, imageId: string, orgId: string): Promise<string> {
+      const ref = parseOrFail(image);
+      if (!IMAGE_ID.test(imageId)) throw notFound(formatImageReference(ref));
+      const info = await docker
+        .getImage(imageId)
+        .inspect()
+        .catch((err: unknown) => {
+          if ((err as { statusCode?: number }).statusCode === 404) return undefined;
+          return refusedToFailure(err);
+        });
+      const owner = info?.Config?.Labels?.[LABELS.orgId];
+      if (!info || info.Id !== imageId || (owner && owner !== orgId)) throw notFound(formatImageReference(ref));
+      return info.Id;
+    },
+
+    /**
+     * Removes this deployment's own images (labelled with it: its builds) outside `keep` that no container uses.
+     * Images it did not build carry no deployment label and are never touched.
+     */
+    async pruneImages(deploymentId: string, keep: string[]): Promise<{ removed: string[] }> {
+      const kept = new Set(keep);
+      const inUse = new Set((await docker.listContainers({ all: true })).map((c) => c.ImageID));
+      const images = await docker.listImages({ filters: { label: [`${LABELS.deploymentId}=${deploymentId}`] } });
+      const removed: string[] = [];
+      for (const image of images) {
+        if (kept.has(image.Id) || inUse.has(image.Id)) continue;
+        try {
+          // Forced: a build tagged twice is one image; unforced, the engine refuses an ID with several tags.
+          await docker.getImage(image.Id).remove({ force: true });
+          removed.push(image.Id);
+        } catch (err) {
+          // Gone already, or a container started from it since the listing: either way it is not ours to remove.
+          const code = (err as { statusCode?: number }).statusCode;
+          if (code !== 404 && code !== 409) throw err;
+        }
+      }
+      return { removed };
     },
   };
 }

@@ -10,10 +10,23 @@ export interface LogLine {
 }
 
 /** Docker multiplexes stdout and stderr in one stream (our containers have no TTY); demux, then merge by time. */
-export async function readContainerLogs(docker: Docker, containerId: string, tail: number): Promise<LogLine[]> {
+export async function readContainerLogs(
+  docker: Docker,
+  containerId: string,
+  tail: number,
+  /** Epoch seconds: only lines written at or after it. */
+  since?: number,
+): Promise<LogLine[]> {
   const raw = (await docker
     .getContainer(containerId)
-    .logs({ stdout: true, stderr: true, tail, timestamps: true, follow: false })) as Buffer;
+    .logs({
+      stdout: true,
+      stderr: true,
+      tail,
+      timestamps: true,
+      follow: false,
+      ...(since ? { since } : {}),
+    })) as Buffer;
   const text = { stdout: '', stderr: '' };
   const sink = (stream: keyof typeof text) => {
     const pass = new PassThrough();

@@ -1,0 +1,217 @@
+import http from 'node:http';
+import net from 'node:net';
+
+import { heartbeat } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type Docker from 'dockerode';
+
+import { readContainerLogs } from '../../shared/engine/logs';
+import { containerIps } from './engine-instances';
+import {
+  type Diagnosis,
+  type FailureDetails,
+  type HttpProbe,
+  type Instance,
+  type InstanceState,
+  PROVIDER_FAILURES,
+} from './provider';
+
+const LAST_LINES = 20;
+const PROBE_TIMEOUT_MS = 2000;
+
+export function tcpAnswers(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port, timeout: 1000 });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * One GET / to the app, redirects not followed and the body not read. Errors are reported in our words only: the
+ * app is a tenant's, and nothing it sends back but a status code reaches a caller.
+ */
+export function httpProbe(host: string, port: number, timeoutMs = PROBE_TIMEOUT_MS): Promise<HttpProbe> {
+  const began = process.hrtime.bigint();
+  const at = new Date().toISOString();
+  const elapsed = () => Math.round(Number(process.hrtime.bigint() - began) / 1e5) / 10;
+  return new Promise((resolve) => {
+    let settled = false;
+    const settle = (p: Omit<HttpProbe, 'at' | 'latencyMs'>) => {
+      if (settled) return;
+      settled = true;
+      resolve({ ...p, latencyMs: elapsed(), at });
+    };
+    const req = http.request(
+      { host, port, path: '/', method: 'GET', headers: { 'user-agent': 'slipway-health' }, timeout: timeoutMs },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        settle({ ok: status > 0 && status < 500, status });
+        res.destroy();
+      },
+    );
+    req.once('timeout', () => {
+      settle({ ok: false, error: `timed out after ${timeoutMs} ms` });
+      req.destroy();
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      const code = err.code ?? '';
+      settle({
+        ok: false,
+        error:
+          code === 'ECONNREFUSED'
+            ? 'connection refused'
+            : code === 'ECONNRESET'
+              ? 'connection reset'
+              : code.startsWith('HPE_')
+                ? 'the answer was not HTTP'
+                : 'no answer',
+      });
+    });
+    req.end();
+  });
+}
+
+async function lastLines(docker: Docker, id: string): Promise<string[]> {
+  return (await readContainerLogs(docker, id, LAST_LINES).catch(() => [])).map((l) => l.message);
+}
+
+function hintFor(d: Pick<Diagnosis, 'oomKilled' | 'exitCode'>, crashed: boolean, port?: number): string {
+  if (d.oomKilled)
+    return 'The app ran out of memory (killed at the plan’s limit): lower its memory use or move to a larger plan.';
+  if (crashed)
+    return `The app exited${d.exitCode !== undefined ? ` with code ${d.exitCode}` : ''}: read the last log lines, fix the cause (often a missing environment variable) and redeploy.`;
+  if (port !== undefined)
+    return `Make the app listen on 0.0.0.0:${port} (not 127.0.0.1), or set the deployment's port to the one it listens on.`;
+  return 'Read the logs for the cause.';
+}
+
+/**
+ * How the container last ended. A crash-looping container caught between two restarts shows as running with exit
+ * code 0 and no OOM flag (the engine resets both when it restarts it): its last `die` and `oom` events tell.
+ */
+async function lastExit(
+  docker: Docker,
+  info: Docker.ContainerInspectInfo,
+): Promise<{ exitCode?: number; oomKilled: boolean }> {
+  const everExited = Boolean(info.State.FinishedAt && !info.State.FinishedAt.startsWith('0001-'));
+  if (!info.State.Running)
+    return everExited ? { exitCode: info.State.ExitCode, oomKilled: info.State.OOMKilled } : { oomKilled: false };
+  if (info.RestartCount === 0) return { oomKilled: false };
+  const stream = await docker.getEvents({
+    since: Math.floor(Date.parse(info.Created) / 1000),
+    until: Math.ceil(Date.now() / 1000),
+    filters: { type: ['container'], container: [info.Id], event: ['die', 'oom'] },
+  });
+  let text = '';
+  for await (const chunk of stream as AsyncIterable<Buffer>) text += chunk.toString('utf8');
+  let exitCode: number | undefined;
+  let oomKilled = false;
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    const e = JSON.parse(line) as { Action?: string; Actor?: { Attributes?: Record<string, string> } };
+    if (e.Action === 'oom') oomKilled = true;
+    const code = Number(e.Actor?.Attributes?.exitCode);
+    if (e.Action === 'die' && Number.isInteger(code)) exitCode = code;
+  }
+  return { ...(exitCode !== undefined ? { exitCode } : {}), oomKilled };
+}
+
+/** Why an instance is not serving, from the engine's own record of it. */
+export async function diagnose(docker: Docker, ref: Pick<Instance, 'id' | 'name'>, port?: number): Promise<Diagnosis> {
+  const info = await docker.getContainer(ref.id).inspect();
+  const crashed = !info.State.Running || info.State.Restarting || info.RestartCount > 0;
+  const d = {
+    name: ref.name,
+    state: info.State.Status as InstanceState,
+    ...(await lastExit(docker, info)),
+    restarts: info.RestartCount,
+    lastLines: await lastLines(docker, info.Id),
+  };
+  return { ...d, hint: hintFor(d, crashed, port) };
+}
+
+/** A non-retryable failure the caller may show, with its Diagnosis as FailureDetails (provider.ts). */
+export function failure(type: string, message: string, d: Diagnosis): ApplicationFailure {
+  const details: FailureDetails = {
+    instance: d.name,
+    ...(d.exitCode !== undefined ? { exitCode: d.exitCode } : {}),
+    oomKilled: d.oomKilled,
+    restarts: d.restarts,
+    lastLines: d.lastLines,
+    hint: d.hint,
+  };
+  return ApplicationFailure.create({
+    nonRetryable: true,
+    type,
+    message: `${message}; last log lines:\n${d.lastLines.join('\n')}`,
+    details: [details],
+  });
+}
+
+/**
+ * A container that exited before answering, or is crash-looping under its restart policy (between two restarts
+ * it may look running, so the restart count is the reliable sign).
+ */
+export async function crashedBeforeReady(
+  docker: Docker,
+  info: Docker.ContainerInspectInfo,
+  ref: Pick<Instance, 'id' | 'name'>,
+  port: number,
+): Promise<ApplicationFailure | undefined> {
+  const exited = !info.State.Running || info.State.Restarting;
+  if (!exited && info.RestartCount === 0) return undefined;
+  const d = await diagnose(docker, ref, port);
+  const how = exited
+    ? `exited with code ${info.State.ExitCode}`
+    : `exited and was restarted ${info.RestartCount} times`;
+  return failure(PROVIDER_FAILURES.containerExited, `container ${how} before answering on port ${port}`, d);
+}
+
+/**
+ * Ready when the app accepts TCP on its port inside the org network (the published host port is no signal:
+ * docker-proxy accepts connections there even while nothing listens in the container) and, with `http`, answers
+ * an HTTP request with any status.
+ */
+export async function waitInstanceReady(
+  docker: Docker,
+  ref: Pick<Instance, 'id' | 'name'>,
+  opts: { port: number; timeoutS: number; http?: boolean },
+): Promise<void> {
+  const container = docker.getContainer(ref.id);
+  const deadline = Date.now() + opts.timeoutS * 1000;
+  let opened = false;
+  for (;;) {
+    heartbeat();
+    const info = await container.inspect();
+    const crashed = await crashedBeforeReady(docker, info, ref, opts.port);
+    if (crashed) throw crashed;
+    for (const ip of containerIps(info)) {
+      if (!(await tcpAnswers(ip, opts.port))) continue;
+      opened = true;
+      if (opts.http === false || (await httpProbe(ip, opts.port)).status) return;
+    }
+    if (Date.now() > deadline) {
+      const d = await diagnose(docker, ref, opts.port);
+      if (opened)
+        throw failure(
+          PROVIDER_FAILURES.appNotAnswering,
+          `port ${opts.port} accepted connections but no HTTP answer came within ${opts.timeoutS} s`,
+          { ...d, hint: 'The app must answer HTTP on its port: check it serves HTTP (not TLS or another protocol).' },
+        );
+      throw failure(
+        PROVIDER_FAILURES.portNeverOpened,
+        `nothing answered on port ${opts.port} within ${opts.timeoutS} s`,
+        d,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
