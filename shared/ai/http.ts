@@ -54,7 +54,7 @@ function networkError(err: unknown, host: string, idleTimeoutMs: number): AiProv
   if (/TIMEOUT/.test(code) || e.name === 'TimeoutError')
     return new AiProviderError(
       'provider_unavailable',
-      `the provider at ${host} was silent for ${Math.round(idleTimeoutMs / 1000)} s`,
+      `the provider at ${host} was silent for ${idleTimeoutMs / 1000} s`,
     );
   if (code === 'ECONNREFUSED')
     return new AiProviderError('provider_unavailable', `the provider at ${host} refused the connection`);

@@ -12,8 +12,11 @@ import type { AddressInfo } from 'node:net';
 export type Write = string | Buffer;
 
 export type Reply =
-  /** A 200 event stream; `cut` destroys the connection after the last write instead of ending the response. */
-  | { stream: Write[]; headers?: Record<string, string>; cut?: boolean }
+  /**
+   * A 200 event stream; after the last write, `cut` destroys the connection and `hang` keeps it open and silent
+   * (until the client goes), instead of ending the response.
+   */
+  | { stream: Write[]; headers?: Record<string, string>; cut?: boolean; hang?: boolean }
   | { status: number; json: unknown; headers?: Record<string, string> };
 
 type Body = Record<string, unknown>;
@@ -24,6 +27,8 @@ export interface RecordedRequest {
   headers: http.IncomingHttpHeaders;
   /** The parsed JSON object of the body; undefined for a GET (or a body that is not a JSON object). */
   body: Body | undefined;
+  /** How the answer ended: written to its end, or its connection closed by the client (or `cut`) before. */
+  ended: Promise<'completed' | 'closed early'>;
 }
 
 export interface ProviderDouble {
@@ -83,7 +88,7 @@ async function startDouble(flavour: Flavour, opts: { apiKey?: string; models?: s
       await new Promise((r) => setTimeout(r, WRITE_GAP_MS));
     }
     if (reply.cut) res.socket?.destroy();
-    else res.end();
+    else if (!reply.hang) res.end();
   }
 
   const server = http.createServer((req, res) => {
@@ -99,7 +104,10 @@ async function startDouble(flavour: Flavour, opts: { apiKey?: string; models?: s
         body = undefined;
       }
       const path = req.url ?? '/';
-      requests.push({ method: req.method ?? '', path, headers: req.headers, body });
+      const ended = new Promise<'completed' | 'closed early'>((resolve) =>
+        res.once('close', () => resolve(res.writableFinished ? 'completed' : 'closed early')),
+      );
+      requests.push({ method: req.method ?? '', path, headers: req.headers, body, ended });
       const route = path.split('?')[0];
       let reply: Reply | undefined;
       if (route === flavour.chatPath && req.method === 'POST') {

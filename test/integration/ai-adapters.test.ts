@@ -410,6 +410,57 @@ describe('Anthropic adapter against its double', () => {
   });
 });
 
+describe('a stream the caller stops, and a provider that goes quiet or away', () => {
+  beforeEach(() => oa.requests.splice(0));
+
+  it('a cancelled turn ends with the caller’s reason and closes the connection', async () => {
+    oa.reply({ stream: [openai.chunk({ role: 'assistant', content: 'first' })], hang: true });
+    const controller = new AbortController();
+    const reason = new Error('the user stopped the turn');
+    const seen: ChatEvent[] = [];
+    const run = (async () => {
+      for await (const e of client.streamChat(request('openai_compatible', oa, { signal: controller.signal }))) {
+        seen.push(e);
+        controller.abort(reason);
+      }
+    })();
+    await expect(run).rejects.toBe(reason);
+    expect(seen).toEqual([{ type: 'text', text: 'first' }]);
+    await expect(chatRequests(oa)[0]!.ended).resolves.toBe('closed early');
+  });
+
+  it('a consumer that stops reading closes the connection', async () => {
+    oa.reply({ stream: [openai.chunk({ role: 'assistant', content: 'enough' })], hang: true });
+    for await (const e of client.streamChat(request('openai_compatible', oa))) if (e.type === 'text') break;
+    await expect(chatRequests(oa)[0]!.ended).resolves.toBe('closed early');
+  });
+
+  it('a provider silent past the idle timeout is provider_unavailable', async () => {
+    const impatient = createAiClient({ ...OPTIONS, idleTimeoutMs: 300 });
+    an.reply({
+      stream: [anthropic.messageStart(10), ...anthropic.textBlock(0, ['then nothing']).slice(0, 2)],
+      hang: true,
+    });
+    const seen: ChatEvent[] = [];
+    const error = await (async () => {
+      for await (const e of impatient.streamChat(request('anthropic', an))) seen.push(e);
+    })().catch((e: unknown) => e);
+    expect(seen).toEqual([{ type: 'text', text: 'then nothing' }]);
+    expect(error).toMatchObject({ code: 'provider_unavailable', message: expect.stringMatching(/silent for 0\.3 s/) });
+  });
+
+  it('a provider that refuses connections is provider_unavailable', async () => {
+    const gone = await startOpenAiDouble();
+    const baseUrl = gone.baseUrl;
+    await gone.close();
+    const { error } = await failing({ ...request('openai_compatible', oa), baseUrl });
+    expect(error).toMatchObject({
+      code: 'provider_unavailable',
+      message: expect.stringMatching(/refused the connection/),
+    });
+  });
+});
+
 describe('where the adapters may connect', () => {
   it('refuses a provider on loopback unless private providers are allowed, before sending anything', async () => {
     const strict = createAiClient({ ...OPTIONS, allowPrivate: false });
