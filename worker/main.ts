@@ -55,6 +55,7 @@ async function main() {
       docker: createDockerClient(cfg.DOCKER_HOST),
       publicHost: cfg.ENGINE_PUBLIC_HOST,
       bindIp: cfg.ENGINE_BIND_IP,
+      ...(cfg.EDGE_UPSTREAM_HOST ? { upstreamHost: cfg.EDGE_UPSTREAM_HOST } : {}),
       allowPrivateRegistries: cfg.ALLOW_PRIVATE_REGISTRIES,
     },
     s3: createS3Client(cfg),
