@@ -58,6 +58,15 @@ function wireMessages(messages: ChatMessage[]) {
   return out;
 }
 
+function typeInData(data: string): string {
+  try {
+    const value: unknown = JSON.parse(data);
+    return isRecord(value) && typeof value.type === 'string' ? value.type : '';
+  } catch {
+    return '';
+  }
+}
+
 const headers = (apiKey: string) => ({ 'x-api-key': apiKey, 'anthropic-version': ANTHROPIC_VERSION });
 const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
@@ -112,8 +121,9 @@ export const anthropicProtocol: ProviderProtocol = {
     let cutToolCall: string | undefined;
 
     for await (const message of stream) {
-      // Every event names itself twice (the SSE event and data.type); unknown ones are skipped unread.
-      const type = message.event ?? '';
+      // Every event names itself twice (the SSE event and data.type); unknown ones are skipped unread. A proxy
+      // that drops the `event:` line leaves data.type to go by.
+      const type = message.event ?? typeInData(message.data);
       if (!KNOWN_EVENTS.has(type)) continue;
       const data = parseData(message, `the ${LABEL}`);
       if (!isRecord(data)) throw protocolError(LABEL, `sent a ${type} event that is not a JSON object`);

@@ -92,6 +92,15 @@ export const openAiProtocol: ProviderProtocol = {
     let usage: ChatEvent | undefined;
     let done = false;
     let toolCalls = 0;
+    let lastIndex = -1;
+    // Some servers (Gemini's OpenAI endpoint among them) leave `index` out and send each call whole: a fragment
+    // with a new id starts the next call, one without continues the last.
+    const unindexed = (id: unknown): number => {
+      const last = calls.get(lastIndex);
+      if (lastIndex < 0 || (typeof id === 'string' && id && last?.id !== undefined && last.id !== id))
+        return lastIndex + 1;
+      return lastIndex;
+    };
 
     const flush = function* (): Generator<ChatEvent> {
       for (const index of [...calls.keys()].sort((a, b) => a - b)) {
@@ -140,7 +149,8 @@ export const openAiProtocol: ProviderProtocol = {
         if (typeof delta.content === 'string' && delta.content !== '') yield { type: 'text', text: delta.content };
         for (const fragment of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
           if (!isRecord(fragment)) continue;
-          const index = typeof fragment.index === 'number' ? fragment.index : 0;
+          const index = typeof fragment.index === 'number' ? fragment.index : unindexed(fragment.id);
+          lastIndex = index;
           const call = calls.get(index) ?? { name: '', args: '' };
           calls.set(index, call);
           if (typeof fragment.id === 'string' && fragment.id) call.id = fragment.id;

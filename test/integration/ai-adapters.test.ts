@@ -127,6 +127,21 @@ describe('OpenAI-compatible adapter against its double', () => {
     ]);
   });
 
+  it('tells apart whole tool calls sent without an index by their ids (as Gemini’s OpenAI endpoint does)', async () => {
+    const whole = (id: string, path: string) =>
+      openai.chunk({
+        tool_calls: [{ id, type: 'function', function: { name: 'write_file', arguments: `{"path":"${path}"}` } }],
+      });
+    oa.reply({
+      stream: [whole('call_1', 'a.html'), whole('call_2', 'b.html'), openai.chunk({}, 'tool_calls'), openai.done],
+    });
+    const calls = (await events(request('openai_compatible', oa))).filter((e) => e.type === 'tool_call');
+    expect(calls).toEqual([
+      { type: 'tool_call', call: { id: 'call_1', name: 'write_file', arguments: { path: 'a.html' } } },
+      { type: 'tool_call', call: { id: 'call_2', name: 'write_file', arguments: { path: 'b.html' } } },
+    ]);
+  });
+
   it('keeps a text character whose bytes arrive in two writes whole', async () => {
     oa.reply({ stream: splitInside(openai.text(['日本語のページ']), '本') });
     const got = await events(request('openai_compatible', oa));
@@ -303,6 +318,16 @@ describe('Anthropic adapter against its double', () => {
       },
       { type: 'usage', inputTokens: 100, outputTokens: 40 },
       { type: 'stop', reason: 'tool_use', raw: 'tool_use' },
+    ]);
+  });
+
+  it('goes by data.type when a proxy dropped the event lines', async () => {
+    const writes = anthropic.message([anthropic.textBlock(0, ['still read'])]);
+    an.reply({ stream: writes.map((w) => String(w).replace(/^event: [^\n]*\n/, '')) });
+    expect(await events(request('anthropic', an))).toEqual([
+      { type: 'text', text: 'still read' },
+      { type: 'usage', inputTokens: 10, outputTokens: 5 },
+      { type: 'stop', reason: 'end_turn', raw: 'end_turn' },
     ]);
   });
 
