@@ -42,7 +42,7 @@ const apiKey = z
   .min(1)
   .max(4096)
   .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces')
-  .meta({ description: 'Write-only: stored encrypted (AES-256-GCM), never returned' });
+  .meta({ description: 'Write-only: stored encrypted (AES-256-GCM), never returned', writeOnly: true });
 
 const models = z
   .array(model)

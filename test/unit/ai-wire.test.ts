@@ -1,5 +1,7 @@
 import { errorForStatus, providerText, retryAfterMs } from '../../shared/ai/errors';
 import { readSse, type SseMessage } from '../../shared/ai/sse';
+import { collectAnswer } from '../../shared/ai/turn';
+import type { ChatEvent } from '../../shared/ai/types';
 import { aiProviderView, CreateAiProviderRequest, UpdateAiProviderRequest } from '../../shared/ai-providers/schemas';
 
 async function* chunks(parts: Uint8Array[]) {
@@ -131,5 +133,32 @@ describe('AI provider request schemas', () => {
       createdAt: '2026-11-23T12:00:00.000Z',
       updatedAt: '2026-11-23T12:00:00.000Z',
     });
+  });
+});
+
+describe('collectAnswer', () => {
+  async function* stream(events: ChatEvent[]) {
+    for (const e of events) yield e;
+  }
+
+  it('gathers text, tool calls, usage and the stop, passing each event on as it comes', async () => {
+    const seen: ChatEvent['type'][] = [];
+    const answer = await collectAnswer(
+      stream([
+        { type: 'text', text: 'Writing ' },
+        { type: 'text', text: 'it.' },
+        { type: 'tool_call', call: { id: 'c1', name: 'write_file', arguments: { path: 'index.html' } } },
+        { type: 'usage', inputTokens: 3, outputTokens: 4 },
+        { type: 'stop', reason: 'tool_use', raw: 'tool_calls' },
+      ]),
+      (e) => void seen.push(e.type),
+    );
+    expect(answer).toEqual({
+      text: 'Writing it.',
+      toolCalls: [{ id: 'c1', name: 'write_file', arguments: { path: 'index.html' } }],
+      usage: { inputTokens: 3, outputTokens: 4 },
+      stop: { reason: 'tool_use', raw: 'tool_calls' },
+    });
+    expect(seen).toEqual(['text', 'text', 'tool_call', 'usage', 'stop']);
   });
 });
