@@ -1,120 +1,103 @@
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 
-import { config, ConfigError } from '../shared/config';
-import { createIdentityStore, PLANS } from '../shared/identity/store';
-import { connectMongo } from '../shared/db/mongo';
-import { createIdentityService } from '../shared/identity/service';
-import { ORG_ROLES, type Permission, PERMISSIONS } from '../shared/permissions';
+import { ConfigError } from '../shared/config';
+import { registerAdmin } from './admin';
+import { type Api, createApi } from './api';
+import { deploy, type DeployOptions } from './commands/deploy';
+import { login } from './commands/login';
+import { logs } from './commands/logs';
+import { destroy, rollback } from './commands/manage';
+import { status } from './commands/status';
+import { CliError } from './errors';
+import { type Output, output } from './output';
+import { resolveCredentials } from './settings';
 
-/** "90d", "12h", "30m", "45s" → seconds. */
-export function parseDuration(value: string): number {
-  const match = /^(\d+)([smhd])$/.exec(value.trim());
-  if (!match) throw new InvalidArgumentError('expected a duration such as 30m, 12h or 90d');
-  return Number(match[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[match[2] as 's' | 'm' | 'h' | 'd'];
+interface ConnectionOptions {
+  url?: string;
+  token?: string;
+  json?: boolean;
 }
 
-function parseScopes(value: string): Permission[] {
-  const scopes = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  const unknown = scopes.filter((s) => !(PERMISSIONS as readonly string[]).includes(s));
-  if (unknown.length)
-    throw new InvalidArgumentError(`unknown scope(s) ${unknown.join(', ')}; known: ${PERMISSIONS.join(', ')}`);
-  return scopes as Permission[];
+const program = new Command('slipway')
+  .description('Deploy and manage apps on a Slipway server; `slipway admin` holds the operator commands')
+  .showHelpAfterError();
+let json = false;
+
+/** Every API command takes the same three options; the token is better given by login or SLIPWAY_TOKEN than argv. */
+function apiCommand(name: string, description: string): Command {
+  return program
+    .command(name)
+    .description(description)
+    .option('--url <url>', 'API address (default: SLIPWAY_URL, then what slipway login saved)')
+    .option('--token <token>', 'access token (default: SLIPWAY_TOKEN, then what slipway login saved)')
+    .option('--json', 'print one JSON document on stdout');
 }
 
-/** Opens MongoDB for one command and closes it after, so the CLI exits on its own. */
-async function withIdentity<T>(fn: (identity: ReturnType<typeof createIdentityService>) => Promise<T>): Promise<T> {
-  const cfg = config();
-  const database = await connectMongo(cfg.MONGODB_URL, cfg.MONGODB_DB);
-  try {
-    const store = createIdentityStore(database.db);
-    await store.ensureIndexes();
-    return await fn(createIdentityService({ store }));
-  } finally {
-    await database.close();
-  }
+async function withApi(o: ConnectionOptions, fn: (api: Api, out: Output) => Promise<void>): Promise<void> {
+  json = Boolean(o.json);
+  const api = createApi(await resolveCredentials(o));
+  await fn(api, output(json));
 }
 
-function print(json: boolean, value: Record<string, unknown>, text: string) {
-  console.log(json ? JSON.stringify(value) : text);
-}
+apiCommand('login', 'check an access token and save it with the API address in your config dir (0600)').action(
+  (o: ConnectionOptions) => {
+    json = Boolean(o.json);
+    return login(output(json), o);
+  },
+);
 
-const program = new Command('slipway').description('Slipway operator commands').showHelpAfterError();
-const admin = program.command('admin').description('organisations, users and access tokens');
+apiCommand('deploy', 'deploy an image, a directory (--dir, zipped and uploaded) or a Git repository')
+  .option('--image <ref>', 'a container image the server has or can pull')
+  .option('--dir <path>', 'a directory; what its .gitignore and .dockerignore exclude stays here')
+  .option('--git <url>', 'a Git repository URL')
+  .option('--branch <name>', 'branch of --git (its default branch otherwise)')
+  .option('--dockerfile <path>', 'Dockerfile of --dir or --git, relative to its root (detected otherwise)')
+  .requiredOption('--name <name>', 'deployment name: lowercase letters, digits and -')
+  .option('--port <port>', 'port the app listens on', '8080')
+  .option(
+    '--env <KEY=VALUE>',
+    'environment variable, repeatable; a bare KEY takes its value from this shell',
+    (v: string, acc: string[]) => [...acc, v],
+    [] as string[],
+  )
+  .option('--request-id <key>', 'idempotency key: a retry with the same key starts nothing new')
+  .option('--wait', 'follow it until it runs or fails: live progress on a terminal, plain lines otherwise')
+  .option('--timeout <duration>', 'how long --wait follows, e.g. 90s, 15m, 1h', '15m')
+  .action((o: DeployOptions & ConnectionOptions) => withApi(o, (api, out) => deploy(api, out, o)));
 
-admin
-  .command('bootstrap')
-  .description('create an organisation, its owner and an owner token with every scope')
-  .requiredOption('--org <name>', 'organisation name')
-  .addOption(new Option('--plan <plan>', 'plan').choices(PLANS).default('free'))
-  .option('--email <email>', "owner's e-mail")
-  .option('--expires-in <duration>', 'token lifetime, e.g. 90d', parseDuration)
-  .option('--json', 'print JSON')
-  .action(
-    async (o: { org: string; plan: (typeof PLANS)[number]; email?: string; expiresIn?: number; json?: boolean }) => {
-      const r = await withIdentity((id) =>
-        id.bootstrap({ orgName: o.org, plan: o.plan, ownerEmail: o.email, expiresInS: o.expiresIn }),
-      );
-      const out = { orgId: r.orgId, userId: r.userId, token: r.token, expiresAt: r.expiresAt.toISOString() };
-      print(!!o.json, out, `org ${r.orgId}\nuser ${r.userId}\ntoken ${r.token} (shown once; expires ${out.expiresAt})`);
-    },
+apiCommand('status', "a deployment's status, URL, env names, releases and events")
+  .argument('<id>', 'deployment ID')
+  .action((id: string, o: ConnectionOptions) => withApi(o, (api, out) => status(api, out, id)));
+
+apiCommand('logs', "a deployment's last log lines (build, system, app)")
+  .argument('<id>', 'deployment ID')
+  .option('-f, --follow', 'keep printing new lines until it is destroyed (Ctrl-C stops)')
+  .option('--limit <n>', 'how many of the last lines, 1 to 1000', '100')
+  .action((id: string, o: ConnectionOptions & { follow?: boolean; limit: string }) =>
+    withApi(o, (api, out) => logs(api, out, id, o)),
   );
 
-admin
-  .command('user')
-  .description('users of an organisation')
-  .command('add')
-  .requiredOption('--org <id>', 'organisation ID')
-  .requiredOption('--email <email>', 'e-mail')
-  .addOption(new Option('--role <role>', 'org role').choices(ORG_ROLES).makeOptionMandatory())
-  .option('--json', 'print JSON')
-  .action(async (o: { org: string; email: string; role: (typeof ORG_ROLES)[number]; json?: boolean }) => {
-    const user = await withIdentity(async (id) => {
-      if (!(await id.orgExists(o.org))) throw new InvalidArgumentError(`no organisation ${o.org}`);
-      return id.addUser({ orgId: o.org, email: o.email, role: o.role });
-    });
-    print(!!o.json, { userId: user._id }, `user ${user._id}`);
-  });
-
-const token = admin.command('token').description('access tokens');
-token
-  .command('create')
-  .requiredOption('--org <id>', 'organisation ID')
-  .requiredOption('--user <id>', 'user ID')
-  .requiredOption('--scopes <list>', `comma-separated scopes (${PERMISSIONS.join(', ')})`, parseScopes)
-  .option('--expires-in <duration>', 'lifetime, e.g. 1h or 30d', parseDuration, 90 * 86400)
-  .option('--name <name>', 'a name to recognise it by', 'cli')
-  .option('--json', 'print JSON')
-  .action(
-    async (o: { org: string; user: string; scopes: Permission[]; expiresIn: number; name: string; json?: boolean }) => {
-      const t = await withIdentity(async (id) => {
-        if (!(await id.userExists(o.org, o.user)))
-          throw new InvalidArgumentError(`no user ${o.user} in organisation ${o.org}`);
-        return id.createToken({
-          orgId: o.org,
-          userId: o.user,
-          name: o.name,
-          scopes: o.scopes,
-          expiresInS: o.expiresIn,
-        });
-      });
-      const out = { id: t.id, token: t.token, expiresAt: t.expiresAt.toISOString() };
-      print(!!o.json, out, `token ${t.token} (id ${t.id}; shown once; expires ${out.expiresAt})`);
-    },
+apiCommand('rollback', 'go back to an earlier release (by default the last healthy one)')
+  .argument('<id>', 'deployment ID')
+  .option('--revision <n>', 'the release to go back to (slipway status lists them)')
+  .action((id: string, o: ConnectionOptions & { revision?: string }) =>
+    withApi(o, (api, out) => rollback(api, out, id, o)),
   );
-token
-  .command('revoke')
-  .requiredOption('--id <id>', 'token ID')
-  .option('--json', 'print JSON')
-  .action(async (o: { id: string; json?: boolean }) => {
-    const revoked = await withIdentity((id) => id.revokeToken(o.id));
-    if (!revoked) throw new InvalidArgumentError(`no active token ${o.id}`);
-    print(!!o.json, { id: o.id, revoked: true }, `revoked ${o.id}`);
-  });
+
+apiCommand('destroy', 'destroy a deployment for good (asks you to type its name unless --yes)')
+  .argument('<id>', 'deployment ID')
+  .option('-y, --yes', 'do not ask')
+  .action((id: string, o: ConnectionOptions & { yes?: boolean }) => withApi(o, (api, out) => destroy(api, out, id, o)));
+
+registerAdmin(program);
 
 program.parseAsync().catch((err: unknown) => {
+  if (err instanceof CliError) {
+    // --json: the failure is a JSON document too (the API's error body, or the failed deployment).
+    if (json && err.json !== undefined) process.stdout.write(`${JSON.stringify(err.json, null, 2)}\n`);
+    console.error(`slipway: ${err.message}${err.next ? `\n  next: ${err.next}` : ''}`);
+    process.exit(err.exitCode);
+  }
   const message =
     err instanceof ConfigError || err instanceof InvalidArgumentError
       ? err.message

@@ -1,0 +1,53 @@
+import type { Api } from '../api';
+import { deploymentId, type Output } from '../output';
+import { type DeploymentView, printable } from '../view';
+
+/** "failed while starting: <message>", then the hint and the last lines when the server gives them. */
+export function describeFailure(d: DeploymentView): string {
+  if (d.status !== 'failed') return `${d.name} is ${d.status}, not running`;
+  const e = d.error;
+  if (!e) return `${d.name} failed`;
+  const lines = [`${d.name} failed${e.phase ? ` (${e.phase})` : ''}: ${printable(e.message)}`];
+  if (e.hint) lines.push(`hint: ${printable(e.hint)}`);
+  if (e.lastLines?.length) lines.push('last lines:', ...e.lastLines.map((l) => `  ${printable(l)}`));
+  return lines.join('\n');
+}
+
+function sourceText(s: DeploymentView['source']): string {
+  if (s.type === 'image') return `image ${s.image}`;
+  if (s.type === 'git') return `git ${s.repoUrl}${s.branch ? ` (${s.branch})` : ''}`;
+  return `upload ${s.uploadId ?? ''}`.trim();
+}
+
+export function statusText(d: DeploymentView): string {
+  const rows: [string, string][] = [
+    ['status', d.status],
+    ['url', d.url ?? '-'],
+    ['source', sourceText(d.source)],
+    ['port', String(d.port)],
+    ['env', d.envVarNames?.length ? d.envVarNames.join(', ') : '-'],
+    ['created', d.createdAt],
+  ];
+  const out = [`${d.name} (${d.id})`, ...rows.map(([k, v]) => `  ${k.padEnd(8)} ${printable(v)}`)];
+  if (d.status === 'failed')
+    out.push(
+      ...describeFailure(d)
+        .split('\n')
+        .map((l) => `  ${l}`),
+    );
+  if (d.releases?.length) {
+    out.push('releases:');
+    for (const r of d.releases)
+      out.push(`  r${r.revision}  ${r.status ?? ''}  ${r.trigger ?? ''}  ${r.createdAt ?? ''}`.trimEnd());
+  }
+  if (d.events?.length) {
+    out.push('events:');
+    for (const e of d.events) out.push(`  ${e.at}  ${e.status.padEnd(9)} ${printable(e.message)}`);
+  }
+  return out.join('\n');
+}
+
+export async function status(api: Api, out: Output, id: string): Promise<void> {
+  const d = (await api.get<DeploymentView>(`/compat/deployments/${deploymentId(id)}`)).body;
+  out.result(d, statusText(d));
+}

@@ -1,0 +1,49 @@
+import { CliError } from './errors';
+import { plainProgress, type Progress, silentProgress, terminalProgress } from './progress';
+
+/** How a command talks: one JSON document on stdout with --json, people's text otherwise. */
+export interface Output {
+  json: boolean;
+  /** A live display on a terminal, plain lines otherwise, nothing for --json. Progress goes to stderr. */
+  progress(startedAt?: number): Progress;
+  result(value: unknown, text: string): void;
+  info(text: string): void;
+}
+
+/** A terminal that can redraw: not when piped, in CI, or on a dumb terminal. */
+export const isInteractive = (s: NodeJS.WriteStream) =>
+  Boolean(s.isTTY) && process.env.TERM !== 'dumb' && !process.env.CI;
+
+export function output(json: boolean): Output {
+  return {
+    json,
+    progress: (startedAt) =>
+      json
+        ? silentProgress
+        : isInteractive(process.stderr)
+          ? terminalProgress(process.stderr, startedAt)
+          : plainProgress(process.stderr, startedAt),
+    result(value, text) {
+      process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${text}\n`);
+    },
+    info(text) {
+      if (!json) process.stderr.write(`${text}\n`);
+    },
+  };
+}
+
+/** "90s", "15m", "1h" → milliseconds. */
+export function parseTimeout(value: string): number {
+  const m = /^(\d+)(s|m|h)?$/.exec(value.trim());
+  if (!m) throw new CliError(`--timeout ${value} is not a duration`, 'write it as 90s, 15m or 1h');
+  return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 's' | 'm' | 'h'];
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Checked before any request, so a typo is named as such instead of coming back as a 404. */
+export function deploymentId(value: string): string {
+  if (!UUID.test(value))
+    throw new CliError(`"${value}" is not a deployment ID`, 'IDs look like 3f2b…-…; slipway deploy prints them');
+  return value.toLowerCase();
+}

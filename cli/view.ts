@@ -1,0 +1,40 @@
+/** The compat deployment body, as far as the CLI reads it (extra fields from newer servers pass through --json). */
+export interface DeploymentView {
+  id: string;
+  name: string;
+  status: string;
+  source: { type: string; image?: string; repoUrl?: string; branch?: string; uploadId?: string };
+  port: number;
+  url: string | null;
+  envVarNames?: string[];
+  createdAt: string;
+  events?: { status: string; message: string; at: string }[];
+  error?: { code: string; phase?: string; message: string; hint?: string; exitCode?: number; lastLines?: string[] };
+  releases?: { revision: number; status?: string; trigger?: string; createdAt?: string; imageId?: string }[];
+}
+
+export interface LogLine {
+  timestamp: string;
+  stream: string;
+  message: string;
+}
+
+/** A deploy has ended when its deployment is in one of these. */
+export const FINAL = new Set(['running', 'failed', 'stopped']);
+
+/**
+ * Log text and event messages come from tenants' containers and builds: escape sequences in them would move the
+ * cursor, retitle the terminal or hide lines. Everything but printable text and tabs is dropped before printing.
+ */
+export function printable(text: string): string {
+  return (
+    text
+      // CSI and OSC sequences whole, then any other control character.
+      // eslint-disable-next-line no-control-regex
+      .replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(\u0007|\u001b\\)?/g, '')
+      // eslint-disable-next-line no-control-regex
+      .replace(/[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g, ' ')
+  );
+}
+
+export const logKey = (l: LogLine) => `${l.timestamp}\u0000${l.stream}\u0000${l.message}`;

@@ -1,0 +1,226 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import { LABELS } from '../../shared/constants';
+import { edgeAgent, edgeGet } from '../helpers/edge';
+import { eventually, type Harness, startHarness } from '../helpers/harness';
+import { buildFixtureImage } from '../helpers/images';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const BIN = path.join(ROOT, 'bin', 'slipway.cjs');
+const SITE = path.join(ROOT, 'test', 'fixtures', 'sources', 'static-site');
+const ESC = '\u001b';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Single-quoted for sh: `script -c` takes one command line. */
+const sh = (args: string[]) => args.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+
+describe('slipway CLI for people (deploy, status, logs, destroy, login) against the real stack', () => {
+  let h: Harness;
+  let token: string;
+  let hello: string;
+  let crash: string;
+  let home: string;
+
+  /** The CLI as a person's shell runs it: its own process, env from the caller, stdin a pipe. */
+  function slipway(args: string[], opts: { env?: Record<string, string | undefined>; input?: string } = {}) {
+    return new Promise<Run>((resolve) => {
+      const child = spawn(process.execPath, [BIN, ...args], {
+        env: { ...baseEnv(), ...opts.env },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.stdin.end(opts.input ?? '');
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+
+  /**
+   * In a pseudo-terminal (util-linux `script`): stdin, stdout and stderr are all the terminal, as for a person.
+   * `answer` is typed once `prompt` has appeared on the screen.
+   */
+  function inTerminal(args: string[], dialog?: { prompt: string; answer: string }) {
+    return new Promise<{ code: number | null; screen: string }>((resolve) => {
+      const child = spawn('script', ['-q', '-e', '-c', sh([process.execPath, BIN, ...args]), '/dev/null'], {
+        env: { ...baseEnv(), TERM: 'xterm-256color', CI: undefined },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let screen = '';
+      let typed = false;
+      child.stdout.on('data', (c: Buffer) => {
+        screen += c.toString();
+        if (dialog && !typed && screen.includes(dialog.prompt)) {
+          typed = true;
+          child.stdin.write(`${dialog.answer}\r`);
+        }
+      });
+      child.stderr.on('data', (c: Buffer) => (screen += c.toString()));
+      child.on('close', (code) => {
+        child.stdin.destroy();
+        resolve({ code, screen });
+      });
+    });
+  }
+
+  const baseEnv = (): Record<string, string | undefined> => ({
+    ...process.env,
+    SLIPWAY_URL: h.baseUrl,
+    SLIPWAY_TOKEN: token,
+    XDG_CONFIG_HOME: home,
+    CI: undefined,
+  });
+
+  const agent = edgeAgent();
+  /** Through the edge router, at the deployment's stable `*.localhost` URL. */
+  const get = (url: string) => edgeGet(url, { agent });
+
+  const containersOf = (id: string) =>
+    h.docker.listContainers({ all: true, filters: { label: [`${LABELS.deploymentId}=${id}`] } });
+
+  beforeAll(async () => {
+    h = await startHarness('clideploy', {
+      RATE_LIMIT_COMPAT_READS_PER_MIN: '100000',
+      RATE_LIMIT_COMPAT_WRITES_PER_HOUR: '10000',
+      RATE_LIMIT_PLATFORM_PER_15MIN: '100000',
+    });
+    token = (await h.newOrg('pro')).token;
+    hello = await buildFixtureImage(h.docker, 'hello');
+    crash = await buildFixtureImage(h.docker, 'crash');
+    home = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-cli-home-'));
+  }, 300_000);
+  afterAll(async () => {
+    await agent.close();
+    await h?.stop();
+    if (home) await fs.rm(home, { recursive: true, force: true });
+  });
+
+  it('deploy --image --wait without a terminal prints plain progress lines, then the URL the app answers at', async () => {
+    const r = await slipway(['deploy', '--image', hello, '--name', 'cli-plain', '--env', 'GREETING=hi', '--wait']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^\[\s*\d+\.\ds\] deploying: preparing image /m);
+    expect(r.stderr).toMatch(/^\[\s*\d+\.\ds\] running: answering on port 8080$/m);
+    expect(r.stderr).not.toContain(ESC);
+    const url = /is running at (http:\S+)/.exec(r.stdout)?.[1];
+    expect((await get(url!)).body).toBe('hello from slipway\n');
+
+    const id = /^ID (\S+)$/m.exec(r.stdout)![1]!;
+    const status = await slipway(['status', id, '--json']);
+    expect(JSON.parse(status.stdout)).toMatchObject({ id, status: 'running', url, envVarNames: ['GREETING'] });
+    const human = await slipway(['status', id]);
+    expect(human.stdout).toMatch(/^ {2}status {3}running$/m);
+    expect(human.stdout).toContain('GREETING');
+    expect(human.stdout).not.toContain('hi\n');
+
+    const logs = await slipway(['logs', id, '--json', '--limit', '20']);
+    expect(JSON.parse(logs.stdout)).toMatchObject({ deploymentId: id, lines: expect.any(Array) });
+
+    // Nobody to ask: without --yes nothing is destroyed.
+    const refused = await slipway(['destroy', id]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('pass --yes');
+    expect(await containersOf(id)).toHaveLength(1);
+
+    const destroyed = await slipway(['destroy', id, '--yes', '--json']);
+    expect(JSON.parse(destroyed.stdout)).toEqual({ id, name: 'cli-plain', destroyed: true });
+    await eventually(async () => ((await containersOf(id)).length === 0 ? true : undefined), 'the container to go');
+    const gone = await slipway(['status', id, '--json']);
+    expect(gone.code).toBe(1);
+    expect(JSON.parse(gone.stdout)).toMatchObject({ status: 404, code: 'DEPLOYMENT_NOT_FOUND' });
+    expect(gone.stderr).toContain('DEPLOYMENT_NOT_FOUND');
+  });
+
+  it('deploy --wait --json of an app that exits: exit 1, the failed deployment as JSON, why on stderr', async () => {
+    const r = await slipway(['deploy', '--image', crash, '--name', 'cli-crash', '--wait', '--json']);
+    expect(r.code).toBe(1);
+    const d = JSON.parse(r.stdout) as { id: string; status: string; error: { message: string } };
+    expect(d.status).toBe('failed');
+    expect(d.error.message).toContain('boom: missing DATABASE_URL');
+    expect(r.stderr).toContain('cli-crash failed');
+    expect(r.stderr).toContain(`slipway logs ${d.id}`);
+    expect((await slipway(['destroy', d.id, '--yes'])).code).toBe(0);
+  });
+
+  it('deploy --dir --wait in a terminal draws live progress; what .gitignore and .dockerignore exclude is not uploaded', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-cli-site-'));
+    try {
+      await fs.cp(SITE, dir, { recursive: true });
+      await fs.writeFile(path.join(dir, 'secret.txt'), 'do not upload');
+      await fs.writeFile(path.join(dir, '.gitignore'), 'secret.txt\n');
+      await fs.mkdir(path.join(dir, 'drafts'));
+      await fs.writeFile(path.join(dir, 'drafts', 'post.html'), 'draft');
+      await fs.writeFile(path.join(dir, '.dockerignore'), 'drafts\n');
+
+      const r = await inTerminal(['deploy', '--dir', dir, '--name', 'cli-site', '--wait']);
+      expect(r.code).toBe(0);
+      // Redrawn in place: cursor up and line clears, the phases, the elapsed time, the final mark.
+      expect(r.screen).toMatch(new RegExp(`${ESC}\\[\\d+A`));
+      expect(r.screen).toContain(`${ESC}[2K`);
+      expect(r.screen).toMatch(/✔ queued {2}✔ building {2}✔ deploying {2}✔ running/);
+      expect(r.screen).toMatch(/cli-site {2}running {2}\d+\.\ds/);
+      expect(r.screen).toMatch(/zipped \d+ files .*, 2 ignored/);
+      const url = /is running at (http:\S+)/.exec(r.screen)![1]!;
+      expect((await get(url)).status).toBe(200);
+      expect((await get(`${url}/about/`)).status).toBe(200);
+      expect((await get(`${url}/secret.txt`)).status).toBe(404);
+      expect((await get(`${url}/drafts/post.html`)).status).toBe(404);
+
+      // A destroy asks for the name: a wrong one destroys nothing, the right one destroys.
+      const id = /ID (\S+)/.exec(r.screen)![1]!;
+      const wrong = await inTerminal(['destroy', id], { prompt: 'to confirm:', answer: 'cli-sit' });
+      expect(wrong.code).toBe(1);
+      expect(wrong.screen).toContain('not destroyed');
+      expect(await containersOf(id)).toHaveLength(1);
+      const right = await inTerminal(['destroy', id], { prompt: 'to confirm:', answer: 'cli-site' });
+      expect(right.code).toBe(0);
+      expect(right.screen).toContain(`destroyed cli-site (${id})`);
+      await eventually(async () => ((await containersOf(id)).length === 0 ? true : undefined), 'the container to go');
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('login checks the token, saves it with the URL readable only by the user, and later commands use it', async () => {
+    const file = path.join(home, 'slipway', 'config.json');
+    const bad = await slipway(['login', '--url', h.baseUrl, '--token', 'svc_not-a-token'], {
+      env: { SLIPWAY_TOKEN: undefined },
+    });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('INVALID_TOKEN');
+    await expect(fs.stat(file)).rejects.toThrow('ENOENT');
+
+    // The token on stdin (a pipe), as a script would hand it over without putting it in argv.
+    const ok = await slipway(['login', '--url', h.baseUrl, '--json'], {
+      env: { SLIPWAY_TOKEN: undefined },
+      input: `${token}\n`,
+    });
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toEqual({ url: h.baseUrl, configPath: file });
+    expect((await fs.stat(file)).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(await fs.readFile(file, 'utf8'))).toEqual({ url: h.baseUrl, token });
+
+    const deployed = await slipway(['deploy', '--image', hello, '--name', 'cli-saved', '--json'], {
+      env: { SLIPWAY_TOKEN: undefined, SLIPWAY_URL: undefined },
+    });
+    expect(deployed.code).toBe(0);
+    const id = (JSON.parse(deployed.stdout) as { deploymentId: string }).deploymentId;
+    const status = await slipway(['status', id, '--json'], {
+      env: { SLIPWAY_TOKEN: undefined, SLIPWAY_URL: undefined },
+    });
+    expect(JSON.parse(status.stdout)).toMatchObject({ id, name: 'cli-saved' });
+    // SLIPWAY_TOKEN overrides the saved token.
+    const overridden = await slipway(['status', id], { env: { SLIPWAY_TOKEN: 'svc_wrong' } });
+    expect(overridden.code).toBe(1);
+    expect(overridden.stderr).toContain('INVALID_TOKEN');
+    expect((await slipway(['destroy', id, '--yes'])).code).toBe(0);
+  });
+});
