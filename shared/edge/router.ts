@@ -43,6 +43,10 @@ export class EdgeHostTakenError extends EdgeRouterError {
   override name = 'EdgeHostTakenError';
 }
 
+/** About 1.5 s of attempts in all: long enough for Caddy to swap its admin endpoint, short for a router that is down. */
+const ADMIN_ATTEMPTS = 6;
+const CONNECTION_LOST = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'UND_ERR_SOCKET']);
+
 interface Answer {
   status: number;
   body: string;
@@ -59,26 +63,33 @@ export function createEdgeRouter({ adminUrl, listen, serverName = 'slipway', tim
   const serverPath = `/config/apps/http/servers/${encodeURIComponent(serverName)}`;
 
   // undici's request, not fetch: fetch adds `Sec-Fetch-Mode`, and Caddy's admin API then demands a browser Origin.
-  // A fresh connection per call (`reset`): Caddy restarts its admin endpoint on config changes and closes pooled
-  // connections, and a call written to one of those would fail with nothing sent back.
+  // Caddy replaces its admin endpoint at every config change (a new socket, the old one closed a moment later), so
+  // a call right after a change can find its connection reset or refused: it is sent again, on a new connection
+  // (`reset`), a few times. Every call here may be repeated safely: the @ids make a second insert fail, not double.
   async function call(method: Dispatcher.HttpMethod, path: string, body?: unknown): Promise<Answer> {
-    try {
-      const res = await request(`${base}${path}`, {
-        method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-        reset: true,
-      });
-      return { status: res.statusCode, body: await res.body.text() };
-    } catch (err) {
-      throw new EdgeRouterError(
-        'the edge router does not answer; start it (npm start) or point EDGE_ADMIN_URL at a running one',
-        undefined,
-        `${method} ${base}${path}: ${(err as Error).message}`,
-      );
+    let last: unknown;
+    for (let attempt = 0; attempt < ADMIN_ATTEMPTS; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
+      try {
+        const res = await request(`${base}${path}`, {
+          method,
+          headers: body === undefined ? {} : { 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+          reset: true,
+        });
+        return { status: res.statusCode, body: await res.body.text() };
+      } catch (err) {
+        last = err;
+        if (!CONNECTION_LOST.has((err as { code?: string }).code ?? '')) break;
+      }
     }
+    throw new EdgeRouterError(
+      'the edge router does not answer; start it (npm start) or point EDGE_ADMIN_URL at a running one',
+      undefined,
+      `${method} ${base}${path}: ${(last as Error).message}`,
+    );
   }
 
   function refused(what: string, answer: Answer): EdgeRouterError {
