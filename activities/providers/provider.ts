@@ -241,7 +241,10 @@ export interface DeploymentProvider {
 
   /**
    * Creates and starts one instance. Idempotent by name: a retried activity finds the container it already made
-   * and starts it if it is not running. Throws ContainerExited when it dies at once. Does not wait for the port.
+   * and starts it if it is not running. Throws ContainerExited when it dies at once, ImageNotFound (and the other
+   * image types) when the org may not run the image. Does not wait for the port. On engine_local, replica 0 has
+   * the name single containers had before replicas (`slipway-<id>-r<revision>`), so deployments started on older
+   * code are seen as replica 0 of their revision.
    */
   startInstance(spec: InstanceSpec): Promise<Instance>;
 
@@ -266,8 +269,9 @@ export interface DeploymentProvider {
 
   /**
    * Starts the selected stopped instances again, same containers and names, restart policy back on; running ones
-   * are left as they are. Idempotent. Returns every selected instance with its current upstream (the host port
-   * may be new): publish those after waitInstanceReady.
+   * are left as they are. Idempotent. Returns every selected instance with its current upstream: the engine
+   * publishes a restarted container on a NEW host port, so publish these (after waitInstanceReady), never the
+   * upstreams from before the stop. Throws ContainerExited when one dies at once.
    */
   startInstances(deploymentId: string, filter?: InstanceFilter): Promise<Instance[]>;
 
@@ -296,6 +300,10 @@ export interface DeploymentProvider {
    */
   pruneImages(deploymentId: string, keep: string[]): Promise<{ removed: string[] }>;
 
-  /** Why an instance is not serving: exit code, OOM kill, restarts, last lines and a hint. Read-only. */
+  /**
+   * Why an instance is not serving: exit code (also of a crash-looping container caught between restarts), OOM
+   * kill, restarts, last lines and a hint. Read-only. Like waitInstanceReady, takes an instance this provider
+   * returned (startInstance, startInstances, listInstances), never an ID from a request.
+   */
   diagnose(instance: Pick<Instance, 'id' | 'name'>): Promise<Diagnosis>;
 }
