@@ -9,18 +9,20 @@ import type { IdentityService } from '../shared/identity/service';
 import type { Logger } from '../shared/logger';
 import type { Redis } from '../shared/redis';
 import type { Vault } from '../shared/secrets/vault';
-import { compatRouter, compatRoutes } from './compat/router';
-import type { DeploymentService } from './deployments/service';
-import { entitlementsRouter } from './entitlements/router';
-import { accessLog } from './middleware/access-log';
-import { compatErrors, fallbackErrors, platformErrors } from './middleware/errors';
-import type { RateLimiters } from './middleware/rate-limit';
-import { requestContext } from './middleware/request-id';
-import { buildOpenApi } from './openapi';
-import { platformRouter, platformRoutes } from './platform/router';
-import { checkReadiness } from './readiness';
-import type { SalesService } from './sales/service';
-import type { UploadService } from './uploads/service';
+import type { DeploymentService } from './features/deployments/service';
+import type { FeatureContext } from './features/feature';
+import type { SalesService } from './features/sales/service';
+import type { UploadService } from './features/uploads/service';
+import { accessLog } from './http/access-log';
+import { requirePermission } from './http/auth';
+import { compatErrors, fallbackErrors, platformErrors } from './http/errors';
+import { buildOpenApi } from './http/openapi';
+import { deployCreateLimit, rateLimit, type RateLimiters } from './http/rate-limit';
+import { checkReadiness } from './http/readiness';
+import { requestContext } from './http/request-id';
+import { compatRouter, orgKey } from './origins/compat';
+import { entitlementsRouter } from './origins/entitlements';
+import { platformRouter } from './origins/platform';
 
 export interface AppDeps {
   config: Config;
@@ -68,23 +70,34 @@ export function buildApp(deps: AppDeps): Express {
     });
   });
 
-  const document = buildOpenApi({ compat: compatRoutes(deps), platform: platformRoutes(deps) });
+  const ctx = featureContext(deps);
+  const document = buildOpenApi(ctx);
   app.get('/openapi.json', (_req, res) => {
     res.json(document);
   });
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(document, { customSiteTitle: 'Slipway API reference' }));
 
-  app.use('/compat', compatRouter(deps), compatErrors(deps.log));
-  app.use('/platform', platformRouter(deps), platformErrors(deps.log));
-  app.use('/api/v1/entitlements', entitlementsRouter(deps));
-  // The lookup takes GET only; any other method is 405 with Allow, in the lookup's {error} shape.
-  app.all('/api/v1/entitlements', (req, res, next) => {
-    res.setHeader('Allow', 'GET, HEAD');
-    next(new AppError('INVALID_REQUEST', `${req.method} is not allowed here; use GET.`, {}, 405));
-  });
+  app.use('/compat', compatRouter(ctx), compatErrors(deps.log));
+  app.use('/platform', platformRouter(ctx), platformErrors(deps.log));
+  app.use('/api/v1/entitlements', entitlementsRouter(ctx));
   app.use((req, _res, next) => {
-    next(new AppError('INVALID_REQUEST', `No route ${req.method} ${req.path}; see /openapi.json.`, {}, 404));
+    next(new AppError('ROUTE_NOT_FOUND', `No route ${req.method} ${req.path}; see /openapi.json.`));
   });
   app.use(fallbackErrors(deps.log));
   return app;
+}
+
+/** The frame's middleware every feature builds its routes with. */
+function featureContext(deps: AppDeps): FeatureContext {
+  const { limiters } = deps;
+  return {
+    ...deps,
+    can: (permission) => requirePermission(deps.identity, permission),
+    limit: {
+      compatReads: rateLimit(limiters.compatReads, orgKey),
+      compatWrites: rateLimit(limiters.compatWrites, orgKey),
+      compatUploads: rateLimit(limiters.compatUploads, orgKey),
+      deployCreate: deployCreateLimit(limiters),
+    },
+  };
 }

@@ -16,11 +16,11 @@ import { createSecretStore } from '../shared/secrets/store';
 import { createVault } from '../shared/secrets/vault';
 import { createUploadStore } from '../shared/uploads/store';
 import type { AppDeps } from './app';
-import { createQuota, quotaRecords } from './deployments/quota';
-import { createDeploymentService } from './deployments/service';
-import { createRateLimiters } from './middleware/rate-limit';
-import { createSalesService } from './sales/service';
-import { createUploadService } from './uploads/service';
+import { createQuota, quotaRecords } from './features/deployments/quota';
+import { createDeploymentService } from './features/deployments/service';
+import { createSalesService } from './features/sales/service';
+import { createUploadService } from './features/uploads/service';
+import { createRateLimiters } from './http/rate-limit';
 
 /** Builds every store and service of the api from its connections: used by server.ts and by the tests alike. */
 export async function composeApi(c: {

@@ -1,5 +1,5 @@
-/** The compatibility API's codes (spec, "Errors"); every origin renders an AppError from this one vocabulary. */
-export const ERROR_CODES = [
+/** The compatibility API's codes (spec, "Errors"): the only codes a compat error body ever carries. */
+export const COMPAT_CODES = [
   'INVALID_TOKEN',
   'TOKEN_EXPIRED',
   'INSUFFICIENT_SCOPE',
@@ -13,23 +13,53 @@ export const ERROR_CODES = [
   'PROVIDER_NOT_ALLOWED',
   'INTERNAL_ERROR',
 ] as const;
+export type CompatCode = (typeof COMPAT_CODES)[number];
 
-export type ErrorCode = (typeof ERROR_CODES)[number];
+/**
+ * Every code any origin renders, with its HTTP status and the compat code a compat body shows for it: one table,
+ * so no handler or service ever picks a status. Codes beyond the spec's (a resource of the platform not found, a
+ * conflict, a method a path does not take) read as the nearest spec code on the compatibility API.
+ */
+const CODES = {
+  INVALID_TOKEN: { status: 401, compat: 'INVALID_TOKEN' },
+  TOKEN_EXPIRED: { status: 401, compat: 'TOKEN_EXPIRED' },
+  INSUFFICIENT_SCOPE: { status: 403, compat: 'INSUFFICIENT_SCOPE' },
+  RATE_LIMIT_EXCEEDED: { status: 429, compat: 'RATE_LIMIT_EXCEEDED' },
+  DEPLOYMENT_NOT_FOUND: { status: 404, compat: 'DEPLOYMENT_NOT_FOUND' },
+  PROJECT_NOT_FOUND: { status: 404, compat: 'PROJECT_NOT_FOUND' },
+  INVALID_REQUEST: { status: 400, compat: 'INVALID_REQUEST' },
+  DEPLOYMENT_FAILED: { status: 400, compat: 'DEPLOYMENT_FAILED' },
+  DUPLICATE_REQUEST: { status: 409, compat: 'DUPLICATE_REQUEST' },
+  QUOTA_EXCEEDED: { status: 429, compat: 'QUOTA_EXCEEDED' },
+  PROVIDER_NOT_ALLOWED: { status: 403, compat: 'PROVIDER_NOT_ALLOWED' },
+  INTERNAL_ERROR: { status: 500, compat: 'INTERNAL_ERROR' },
+  /** No such route on this origin. */
+  ROUTE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  /** The path exists but not with this method (the answer carries Allow). */
+  METHOD_NOT_ALLOWED: { status: 405, compat: 'INVALID_REQUEST' },
+  /** The request contradicts the resource's current state: a duplicate name, a member already added, a stale head. */
+  CONFLICT: { status: 409, compat: 'INVALID_REQUEST' },
+  UPLOAD_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  TOKEN_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  SECRET_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  USER_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  MEMBER_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  RELEASE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  PRODUCT_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  SALE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  SUBSCRIPTION_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  EVENT_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  AI_PROVIDER_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  SESSION_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  SHARE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+} as const satisfies Record<string, { status: number; compat: CompatCode }>;
 
-export const HTTP_STATUS: Record<ErrorCode, number> = {
-  INVALID_TOKEN: 401,
-  TOKEN_EXPIRED: 401,
-  INSUFFICIENT_SCOPE: 403,
-  RATE_LIMIT_EXCEEDED: 429,
-  DEPLOYMENT_NOT_FOUND: 404,
-  PROJECT_NOT_FOUND: 404,
-  INVALID_REQUEST: 400,
-  DEPLOYMENT_FAILED: 400,
-  DUPLICATE_REQUEST: 409,
-  QUOTA_EXCEEDED: 429,
-  PROVIDER_NOT_ALLOWED: 403,
-  INTERNAL_ERROR: 500,
-};
+export type ErrorCode = keyof typeof CODES;
+export const ERROR_CODES = Object.keys(CODES) as ErrorCode[];
+
+/** The status of every code, for the OpenAPI document and the MCP error results. */
+export const statusOf = (code: ErrorCode): number => CODES[code].status;
+export const compatCodeOf = (code: ErrorCode): CompatCode => CODES[code].compat;
 
 /** A failure a caller can act on. Services throw these; one renderer per origin turns them into a body. */
 export class AppError extends Error {
@@ -38,13 +68,11 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details: Record<string, unknown> = {},
-    /** Only for the rare status the code table does not decide (an unknown route is a 404 INVALID_REQUEST). */
-    private readonly statusOverride?: number,
   ) {
     super(message);
   }
   get status(): number {
-    return this.statusOverride ?? HTTP_STATUS[this.code];
+    return CODES[this.code].status;
   }
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import type { ErrorRequestHandler, Request } from 'express';
 
-import { AppError } from '../../shared/errors';
+import { AppError, compatCodeOf } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
 import { currentRequestId } from '../../shared/request-context';
 
@@ -61,7 +61,7 @@ export function compatErrors(log: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const e = toAppError(err, log, requestIdOf(req));
     const details = e.status >= 500 ? { ...e.details, requestId: requestIdOf(req) } : e.details;
-    res.status(e.status).json({ error: e.message, code: e.code, details });
+    res.status(e.status).json({ error: e.message, code: compatCodeOf(e.code), details });
   };
 }
 
@@ -72,6 +72,14 @@ export function platformErrors(log: Logger): ErrorRequestHandler {
     const id = requestIdOf(req);
     const message = e.status >= 500 && !e.message.includes(id) ? `${e.message} (request ${id})` : e.message;
     res.status(e.status).json({ status: 'error', message });
+  };
+}
+
+/** Entitlement lookup: `{error}` only (spec, "Entitlement lookup"). */
+export function entitlementErrors(log: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const e = toAppError(err, log, requestIdOf(req));
+    res.status(e.status).json({ error: e.message });
   };
 }
 

@@ -1,10 +1,10 @@
 import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 
-import { ErrorResponse } from './compat/schemas';
-import { EntitlementsQuery } from './platform/sales/schemas';
-import { PlatformError } from './platform/tokens/schemas';
+import { routesOf } from '../features';
+import type { FeatureContext } from '../features/feature';
 import { openApiPath, type RouteDef } from './routes';
+import { ErrorResponse, PlatformError } from './shapes';
 
 interface Origin {
   prefix: string;
@@ -51,7 +51,7 @@ const RATE_HEADERS = {
 };
 
 /** The OpenAPI 3.1.0 document, generated from the same route definitions (and zod schemas) the routers use. */
-export function buildOpenApi(origins: { compat: RouteDef[]; platform: RouteDef[] }) {
+export function buildOpenApi(ctx: FeatureContext) {
   const registry = new OpenAPIRegistry();
   const bearer = registry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
@@ -61,18 +61,25 @@ export function buildOpenApi(origins: { compat: RouteDef[]; platform: RouteDef[]
   const list: Origin[] = [
     {
       prefix: '/compat',
-      routes: origins.compat,
+      routes: routesOf('compat', ctx),
       errorSchema: ErrorResponse,
       errorStatuses: COMPAT_ERRORS,
       everyRoute: [400, 401, 403, 429, 500],
     },
     {
       prefix: '/platform',
-      routes: origins.platform,
+      routes: routesOf('platform', ctx),
       errorSchema: PlatformError,
       errorStatuses: PLATFORM_ERRORS,
       // The spec: every platform operation answers 400, 401, 403, 404 and 429.
       everyRoute: [400, 401, 403, 404, 429, 500],
+    },
+    {
+      prefix: '/api/v1/entitlements',
+      routes: routesOf('entitlements', ctx),
+      errorSchema: z.object({ error: z.string() }),
+      errorStatuses: {},
+      everyRoute: [],
     },
   ];
   for (const origin of list) {
@@ -126,7 +133,7 @@ export function buildOpenApi(origins: { compat: RouteDef[]; platform: RouteDef[]
           : {};
       registry.registerPath({
         method: r.method,
-        path: origin.prefix + openApiPath(r.path),
+        path: origin.prefix + (r.path === '/' ? '' : openApiPath(r.path)),
         summary: r.summary,
         description: r.description,
         tags: r.tags,
@@ -140,35 +147,6 @@ export function buildOpenApi(origins: { compat: RouteDef[]; platform: RouteDef[]
       });
     }
   }
-  const entitlement = z.object({
-    type: z.enum(['one_time', 'subscription']),
-    productId: z.string(),
-    productName: z.string(),
-    status: z.string(),
-    saleId: z.string(),
-    purchasedAt: z.iso.datetime(),
-    subscriptionId: z.string().optional(),
-    currentPeriodEnd: z.iso.datetime().optional(),
-  });
-  const entitlementError = { content: { 'application/json': { schema: z.object({ error: z.string() }) } } };
-  registry.registerPath({
-    method: 'get',
-    path: '/api/v1/entitlements',
-    summary: 'What a buyer holds now under the calling seller (seller API key as the bearer)',
-    tags: ['Entitlements'],
-    security: [{ [bearer.name]: [] }],
-    request: { query: EntitlementsQuery },
-    responses: {
-      200: {
-        description: 'Entitlements; empty when the e-mail holds nothing',
-        content: { 'application/json': { schema: z.object({ entitlements: z.array(entitlement) }) } },
-      },
-      400: { description: 'Missing or malformed email', ...entitlementError },
-      401: { description: 'Missing, wrong or rotated-out API key', ...entitlementError },
-      429: { description: '120 requests per minute per key; Retry-After says when', ...entitlementError },
-      500: { description: 'Server error; retry with backoff. The message names the request ID', ...entitlementError },
-    },
-  });
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {

@@ -1,9 +1,9 @@
 import { type RequestHandler, Router } from 'express';
 import type { z } from 'zod';
 
-import { AppError } from '../shared/errors';
-import { ROUTE_LOCAL } from './middleware/access-log';
-import { handle, type Parsed, type Schemas } from './middleware/validate';
+import { AppError } from '../../shared/errors';
+import { ROUTE_LOCAL } from './access-log';
+import { handle, type Parsed, type Schemas } from './validate';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -61,7 +61,7 @@ function methodNotAllowed(routes: RouteDef[]): RequestHandler {
     if (allowed.length === 0) return next();
     if (allowed.includes('GET')) allowed.push('HEAD');
     res.setHeader('Allow', allowed.join(', '));
-    next(new AppError('INVALID_REQUEST', `${req.method} is not allowed here; use ${allowed.join(', ')}.`, {}, 405));
+    next(new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allowed.join(', ')}.`));
   };
 }
 

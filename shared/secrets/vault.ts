@@ -85,10 +85,9 @@ export function createVault(deps: { store: SecretStore; key: string | undefined 
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
         throw new AppError(
-          'INVALID_REQUEST',
+          'CONFLICT',
           `A secret named ${input.name} already exists in ${input.environment}; delete it first or use another name.`,
           { name: input.name, environment: input.environment },
-          409,
         );
       }
       const { value: _sealed, ...summary } = record;

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 
-import { DeploymentStatus, Provider } from '../../shared/deployments/types';
-import { imageReferenceProblem } from '../../shared/images/reference';
-import { SECRET_ENVIRONMENTS } from '../../shared/secrets/store';
+import { DeploymentStatus, Provider } from '../../../shared/deployments/types';
+import { imageReferenceProblem } from '../../../shared/images/reference';
+import { SECRET_ENVIRONMENTS } from '../../../shared/secrets/store';
 
 const name = z
   .string()
@@ -136,10 +136,6 @@ export const ListQuery = z
 export const LogsQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) }).strict();
 
 // Responses
-
-export const ErrorResponse = z
-  .object({ error: z.string(), code: z.string(), details: z.record(z.string(), z.unknown()) })
-  .meta({ id: 'ErrorResponse' });
 
 export const DeployAccepted = z
   .object({

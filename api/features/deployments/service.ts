@@ -2,32 +2,32 @@ import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/c
 import type Docker from 'dockerode';
 import { v4 as uuidv4, v5 as uuidv5 } from 'uuid';
 
-import type { Config } from '../../shared/config';
-import { deploymentWorkflowId, LABELS, SEARCH_ATTRIBUTES } from '../../shared/constants';
-import { isDuplicateKey } from '../../shared/db/mongo';
-import type { LogStore } from '../../shared/deployments/logs-store';
-import type { DeploymentStore } from '../../shared/deployments/store';
+import type { Config } from '../../../shared/config';
+import { deploymentWorkflowId, LABELS, SEARCH_ATTRIBUTES } from '../../../shared/constants';
+import { isDuplicateKey } from '../../../shared/db/mongo';
+import type { LogStore } from '../../../shared/deployments/logs-store';
+import type { DeploymentStore } from '../../../shared/deployments/store';
 import {
   type DeploymentRecord,
   type DeploymentSource,
   type DeploymentStatus,
   envNamesOf,
   type Provider,
-} from '../../shared/deployments/types';
-import { type LogLine, readContainerLogs } from '../../shared/engine/logs';
-import { AppError } from '../../shared/errors';
-import type { Principal } from '../../shared/identity/service';
-import { imageDeployRefusal } from '../../shared/images/registry-guard';
-import type { Logger } from '../../shared/logger';
-import { privateTargetReason } from '../../shared/net-guard';
-import { roleAllows } from '../../shared/permissions';
-import { PLAN_POLICIES } from '../../shared/plans';
-import { currentRequestId } from '../../shared/request-context';
-import { createEnvSealer } from '../../shared/secrets/deployment-env';
-import type { SecretEnvironment } from '../../shared/secrets/store';
-import { gitSecretRefusal, type Vault } from '../../shared/secrets/vault';
-import type { UploadStore } from '../../shared/uploads/store';
-import { type DeploymentWorkflowInput, destroySignal } from '../../workflows/deployment/commands';
+} from '../../../shared/deployments/types';
+import { type LogLine, readContainerLogs } from '../../../shared/engine/logs';
+import { AppError } from '../../../shared/errors';
+import type { Principal } from '../../../shared/identity/service';
+import { imageDeployRefusal } from '../../../shared/images/registry-guard';
+import type { Logger } from '../../../shared/logger';
+import { privateTargetReason } from '../../../shared/net-guard';
+import { roleAllows } from '../../../shared/permissions';
+import { PLAN_POLICIES } from '../../../shared/plans';
+import { currentRequestId } from '../../../shared/request-context';
+import { createEnvSealer } from '../../../shared/secrets/deployment-env';
+import type { SecretEnvironment } from '../../../shared/secrets/store';
+import { gitSecretRefusal, type Vault } from '../../../shared/secrets/vault';
+import type { UploadStore } from '../../../shared/uploads/store';
+import { type DeploymentWorkflowInput, destroySignal } from '../../../workflows/deployment/commands';
 import { providerAvailability } from './providers';
 import type { Quota } from './quota';
 

@@ -1,4 +1,4 @@
-import { type DeploymentRecord, envNamesOf } from '../../shared/deployments/types';
+import { type DeploymentRecord, envNamesOf } from '../../../shared/deployments/types';
 
 /** What a caller sees of a deployment: env names only, never their values. */
 export function deploymentView(d: DeploymentRecord) {

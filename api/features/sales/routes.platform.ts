@@ -1,11 +1,10 @@
 import type { RequestHandler } from 'express';
 
-import type { Permission } from '../../../shared/permissions';
 import type { EventRecord } from '../../../shared/sales/store';
-import { principalOf } from '../../middleware/auth';
-import { route, type RouteDef } from '../../routes';
-import type { SalesService } from '../../sales/service';
-import { success } from '../tokens/schemas';
+import { principalOf } from '../../http/auth';
+import { route, type RouteDef } from '../../http/routes';
+import { success } from '../../http/shapes';
+import type { FeatureContext } from '../feature';
 import {
   ApiKeyCreated,
   CreateProductRequest,
@@ -52,7 +51,7 @@ const deliveryView = (e: EventRecord, withAttempts: boolean) => ({
 });
 
 /** Seller routes: webhook endpoint and secret, API key, and the checkout records that emit events. */
-export function salesRoutes(deps: { sales: SalesService; can: (p: Permission) => RequestHandler }): RouteDef[] {
+export function salesRoutes(deps: Pick<FeatureContext, 'sales' | 'can'>): RouteDef[] {
   const { sales } = deps;
   const before = [deps.can('sales.manage')];
   const tags = ['Sales'];

@@ -3,15 +3,15 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 
-import type { Config } from '../../shared/config';
-import { isDuplicateKey } from '../../shared/db/mongo';
-import { AppError } from '../../shared/errors';
-import { hashToken } from '../../shared/identity/tokens';
-import { privateTargetReason } from '../../shared/net-guard';
-import { webhookOutboxScheduleId, webhookWorkflowId } from '../../shared/sales/outbox';
-import { completeSale as completeSaleRecords, derivedId, eventPayload } from '../../shared/sales/records';
-import type { EventType, ProductRecord, SaleRecord, SalesStore, SubscriptionStatus } from '../../shared/sales/store';
-import type { WebhookDeliveryInput } from '../../workflows';
+import type { Config } from '../../../shared/config';
+import { isDuplicateKey } from '../../../shared/db/mongo';
+import { AppError } from '../../../shared/errors';
+import { hashToken } from '../../../shared/identity/tokens';
+import { privateTargetReason } from '../../../shared/net-guard';
+import { webhookOutboxScheduleId, webhookWorkflowId } from '../../../shared/sales/outbox';
+import { completeSale as completeSaleRecords, derivedId, eventPayload } from '../../../shared/sales/records';
+import type { EventType, ProductRecord, SaleRecord, SalesStore, SubscriptionStatus } from '../../../shared/sales/store';
+import type { WebhookDeliveryInput } from '../../../workflows';
 
 /** A replaced signing secret keeps signing the Standard Webhooks header this long (rotation overlap). */
 const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
@@ -20,8 +20,9 @@ const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
  * (shared/sales/outbox.ts), so a Temporal outage slows no request down for longer.
  */
 const START_WAIT_MS = 5000;
-const notFound = (what: string, id: string) =>
-  new AppError('INVALID_REQUEST', `No ${what} ${id} in this organisation.`, {}, 404);
+const NOT_FOUND = { sale: 'SALE_NOT_FOUND', subscription: 'SUBSCRIPTION_NOT_FOUND', event: 'EVENT_NOT_FOUND' } as const;
+const notFound = (what: keyof typeof NOT_FOUND, id: string) =>
+  new AppError(NOT_FOUND[what], `No ${what} ${id} in this organisation.`);
 
 /** One entry of the entitlement lookup, exactly the spec's fields. */
 export interface Entitlement {
@@ -35,7 +36,7 @@ export interface Entitlement {
   currentPeriodEnd?: string;
 }
 
-export { webhookWorkflowId } from '../../shared/sales/outbox';
+export { webhookWorkflowId } from '../../../shared/sales/outbox';
 
 export function createSalesService(deps: {
   store: SalesStore;

@@ -1,11 +1,9 @@
-import type { RequestHandler } from 'express';
-
 import { AppError } from '../../../shared/errors';
-import type { Permission } from '../../../shared/permissions';
-import type { SecretSummary as Summary, Vault } from '../../../shared/secrets/vault';
-import { principalOf } from '../../middleware/auth';
-import { route, type RouteDef } from '../../routes';
-import { success } from '../tokens/schemas';
+import type { SecretSummary as Summary } from '../../../shared/secrets/vault';
+import { principalOf } from '../../http/auth';
+import { route, type RouteDef } from '../../http/routes';
+import { success } from '../../http/shapes';
+import type { FeatureContext } from '../feature';
 import { CreateSecretRequest, SecretIdParams, SecretSummary } from './schemas';
 
 const view = (s: Summary) => ({
@@ -17,7 +15,7 @@ const view = (s: Summary) => ({
 });
 
 /** The vault: values go in and are used by builds (private repositories); no route ever returns one. */
-export function secretRoutes(deps: { vault: Vault; can: (p: Permission) => RequestHandler }): RouteDef[] {
+export function secretRoutes(deps: Pick<FeatureContext, 'vault' | 'can'>): RouteDef[] {
   const { vault } = deps;
   const tags = ['Secrets'];
   return [
@@ -60,7 +58,7 @@ export function secretRoutes(deps: { vault: Vault; can: (p: Permission) => Reque
       responses: { 204: { description: 'Deleted' } },
       handler: async ({ params }, req, res) => {
         if (!(await vault.remove(principalOf(req).org._id, params.id))) {
-          throw new AppError('INVALID_REQUEST', `No secret ${params.id} in this organisation.`, {}, 404);
+          throw new AppError('SECRET_NOT_FOUND', `No secret ${params.id} in this organisation.`);
         }
         res.status(204).end();
       },

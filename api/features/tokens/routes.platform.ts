@@ -1,13 +1,13 @@
-import type { RequestHandler } from 'express';
 import { z } from 'zod';
 
 import { AppError } from '../../../shared/errors';
-import type { IdentityService } from '../../../shared/identity/service';
 import type { TokenRecord } from '../../../shared/identity/store';
-import { type Permission, roleAllows } from '../../../shared/permissions';
-import { principalOf } from '../../middleware/auth';
-import { route, type RouteDef } from '../../routes';
-import { CreateTokenRequest, success, TokenIdParams, TokenSummary } from './schemas';
+import { roleAllows } from '../../../shared/permissions';
+import { principalOf } from '../../http/auth';
+import { route, type RouteDef } from '../../http/routes';
+import { success } from '../../http/shapes';
+import type { FeatureContext } from '../feature';
+import { CreateTokenRequest, TokenIdParams, TokenSummary } from './schemas';
 
 const view = (t: TokenRecord) => ({
   id: t._id,
@@ -19,7 +19,7 @@ const view = (t: TokenRecord) => ({
   revokedAt: t.revokedAt?.toISOString() ?? null,
 });
 
-export function tokenRoutes(deps: { identity: IdentityService; can: (p: Permission) => RequestHandler }): RouteDef[] {
+export function tokenRoutes(deps: Pick<FeatureContext, 'identity' | 'can'>): RouteDef[] {
   const { identity } = deps;
   const tags = ['Access tokens'];
   return [
@@ -88,7 +88,7 @@ export function tokenRoutes(deps: { identity: IdentityService; can: (p: Permissi
         const owners = p.user.role === 'owner' || p.user.role === 'admin';
         const t = await identity.getToken(p.org._id, params.id);
         if (!t || t.revokedAt || (!owners && t.userId !== p.user._id)) {
-          throw new AppError('INVALID_REQUEST', `No active token ${params.id} of yours.`, {}, 404);
+          throw new AppError('TOKEN_NOT_FOUND', `No active token ${params.id} of yours.`);
         }
         await identity.revokeToken(params.id, p.org._id);
         res.status(204).end();

@@ -48,9 +48,3 @@ export const TokenSummary = z
     revokedAt: z.iso.datetime().nullable(),
   })
   .meta({ id: 'TokenSummary' });
-
-export const PlatformError = z
-  .object({ status: z.literal('error'), message: z.string() })
-  .meta({ id: 'PlatformError' });
-
-export const success = <T extends z.ZodType>(data: T) => z.object({ status: z.literal('success'), data });

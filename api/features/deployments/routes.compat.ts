@@ -1,0 +1,132 @@
+import { principalOf } from '../../http/auth';
+import { route, type RouteDef } from '../../http/routes';
+import type { FeatureContext } from '../feature';
+import { providerAvailability } from './providers';
+import {
+  DeployAccepted,
+  Deployment,
+  DeploymentIdParams,
+  DeploymentList,
+  DeployRequest,
+  ListQuery,
+  Logs,
+  LogsQuery,
+  Providers,
+  SourceDeployRequest,
+} from './schemas';
+import type { DeploymentService } from './service';
+import { deploymentView } from './views';
+
+/** The compatibility API's deployment routes (spec, "Compatibility API"). */
+export function compatDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
+  const { deployments, can } = ctx;
+  const { compatReads: reads, compatWrites: writes, deployCreate: creations } = ctx.limit;
+  const accepted = (d: Awaited<ReturnType<DeploymentService['deployImage']>>, base: string) => ({
+    deploymentId: d._id,
+    status: 'queued' as const,
+    provider: d.provider,
+    statusUrl: `${base}/deployments/${d._id}`,
+    createdAt: d.createdAt.toISOString(),
+  });
+  const tags = ['Compatibility API'];
+
+  return [
+    route({
+      method: 'get',
+      path: '/providers',
+      summary: 'List providers and whether the organisation’s plan and this server allow them',
+      tags,
+      request: {},
+      before: [reads, can('deployment.read')],
+      responses: { 200: { description: 'Providers', schema: Providers } },
+      handler: (_input, req, res) => {
+        res.json({ providers: providerAvailability(principalOf(req).org.plan) });
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/deploy',
+      summary: 'Deploy a container image',
+      description: 'Accepted at once (202); poll statusUrl until status is running or failed.',
+      tags,
+      request: { body: DeployRequest },
+      before: [writes, creations, can('deployment.create')],
+      responses: {
+        202: { description: 'Accepted and queued', schema: DeployAccepted },
+        404: { description: 'PROJECT_NOT_FOUND: projectId is not a project of this organisation' },
+        409: { description: 'DUPLICATE_REQUEST: the requestId was used before; details.deploymentId names it' },
+      },
+      handler: async ({ body }, req, res) => {
+        const d = await deployments.deployImage(principalOf(req), body, 'compat');
+        res.status(202).json(accepted(d, req.baseUrl));
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/deploy/source',
+      summary: 'Deploy from source: an uploaded zip (uploadId) or a Git repository (repoUrl)',
+      tags,
+      request: { body: SourceDeployRequest },
+      before: [writes, creations, can('deployment.create')],
+      responses: {
+        202: { description: 'Accepted and queued', schema: DeployAccepted },
+        404: { description: 'PROJECT_NOT_FOUND: projectId is not a project of this organisation' },
+        409: { description: 'DUPLICATE_REQUEST: the requestId was used before; details.deploymentId names it' },
+      },
+      handler: async ({ body }, req, res) => {
+        const d = await deployments.deploySource(principalOf(req), body, 'compat');
+        res.status(202).json(accepted(d, req.baseUrl));
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/deployments',
+      summary: 'List deployments created through this API, newest first',
+      tags,
+      request: { query: ListQuery },
+      before: [reads, can('deployment.read')],
+      responses: { 200: { description: 'A page of deployments', schema: DeploymentList } },
+      handler: async ({ query }, req, res) => {
+        const { items, total } = await deployments.list(principalOf(req), { ...query, origin: 'compat' });
+        res.json({ deployments: items.map(deploymentView), total, limit: query.limit, offset: query.offset });
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/deployments/:id',
+      summary: 'Get a deployment’s status and details',
+      tags,
+      request: { params: DeploymentIdParams },
+      before: [reads, can('deployment.read')],
+      responses: { 200: { description: 'The deployment', schema: Deployment } },
+      handler: async ({ params }, req, res) => {
+        res.json(deploymentView(await deployments.get(principalOf(req), params.id)));
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/deployments/:id/logs',
+      summary: 'The last log lines: build and system lines, then the container’s output',
+      tags,
+      request: { params: DeploymentIdParams, query: LogsQuery },
+      before: [reads, can('deployment.logs')],
+      responses: { 200: { description: 'Log lines, oldest first', schema: Logs } },
+      handler: async ({ params, query }, req, res) => {
+        res.json({ deploymentId: params.id, lines: await deployments.logs(principalOf(req), params.id, query.limit) });
+      },
+    }),
+    route({
+      method: 'delete',
+      path: '/deployments/:id',
+      summary: 'Destroy a deployment: permanent, releases everything it held',
+      tags,
+      request: { params: DeploymentIdParams },
+      before: [writes, can('deployment.manage')],
+      responses: { 204: { description: 'Destroyed; every later read of the ID is 404' } },
+      handler: async ({ params }, req, res) => {
+        await deployments.destroy(principalOf(req), params.id);
+        res.status(204).end();
+      },
+    }),
+  ];
+}

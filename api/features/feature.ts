@@ -1,0 +1,32 @@
+import type { RequestHandler } from 'express';
+
+import type { Permission } from '../../shared/permissions';
+import type { AppDeps } from '../app';
+import type { RouteDef } from '../http/routes';
+
+/** The three HTTP origins a feature can serve (DESIGN.md §1); MCP tools come from the same features. */
+export type Origin = 'compat' | 'platform' | 'entitlements';
+
+/**
+ * What a feature's routes are built from: the app's services and connections, plus the frame's middleware so
+ * no feature wires authorization or limits by hand.
+ */
+export interface FeatureContext extends AppDeps {
+  /** Refuses the request (403, or 404 for a resource the caller cannot see) unless `permission` is granted. */
+  can: (permission: Permission) => RequestHandler;
+  /** Compat budgets per organisation (spec, "Limits"), and deployment creation per user on every origin. */
+  limit: {
+    compatReads: RequestHandler;
+    compatWrites: RequestHandler;
+    compatUploads: RequestHandler;
+    deployCreate: RequestHandler;
+  };
+}
+
+/** One feature: a folder under api/features/, listed once in features/index.ts. */
+export interface Feature {
+  name: string;
+  routes: Partial<Record<Origin, (ctx: FeatureContext) => RouteDef[]>>;
+}
+
+export const defineFeature = (feature: Feature): Feature => feature;

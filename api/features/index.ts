@@ -1,0 +1,14 @@
+import type { RouteDef } from '../http/routes';
+import { deploymentsFeature } from './deployments';
+import type { Feature, FeatureContext, Origin } from './feature';
+import { salesFeature } from './sales';
+import { secretsFeature } from './secrets';
+import { tokensFeature } from './tokens';
+import { uploadsFeature } from './uploads';
+
+/** Every feature, once: the origins, the OpenAPI document and the MCP tool list iterate this list. */
+export const FEATURES: Feature[] = [deploymentsFeature, uploadsFeature, tokensFeature, secretsFeature, salesFeature];
+
+/** The routes an origin serves, in the order of FEATURES. */
+export const routesOf = (origin: Origin, ctx: FeatureContext): RouteDef[] =>
+  FEATURES.flatMap((feature) => feature.routes[origin]?.(ctx) ?? []);
