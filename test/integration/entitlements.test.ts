@@ -1,4 +1,4 @@
-import type { Entitlement } from '../../api/sales/service';
+import type { Entitlement } from '../../api/features/sales/service';
 import { client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
 

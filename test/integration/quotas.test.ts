@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import { createQuota, quotaRecords } from '../../api/deployments/quota';
+import { createQuota, quotaRecords } from '../../api/features/deployments/quota';
 import { createDeploymentStore } from '../../shared/deployments/store';
 import type { DeploymentRecord } from '../../shared/deployments/types';
 import { client } from '../helpers/client';

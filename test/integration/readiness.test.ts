@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 
-import { checkReadiness } from '../../api/readiness';
+import { checkReadiness } from '../../api/http/readiness';
 import { connectMongo } from '../../shared/db/mongo';
 import { createRedis } from '../../shared/redis';
 import { startHarness } from '../helpers/harness';
