@@ -263,7 +263,9 @@ export async function startAnthropicDouble(opts: { apiKey?: string; models?: str
       chatPath: '/v1/messages',
       modelsPath: '/v1/models',
       refuse(req, body, apiKey) {
-        const key = req.headers['x-api-key'];
+        // The API takes the key as x-api-key (what Slipway sends) or as a bearer token (what SDKs of API version
+        // 2026-10-21 send).
+        const key = req.headers['x-api-key'] ?? req.headers.authorization?.replace(/^Bearer /, '');
         if (!key) return anthropicError(401, 'authentication_error', 'x-api-key header is required');
         if (key !== apiKey) return anthropicError(401, 'authentication_error', 'invalid x-api-key');
         if (!req.headers['anthropic-version'])
