@@ -3,11 +3,12 @@ import path from 'node:path';
 
 import { request } from 'undici';
 
-import { createEdgeRouter } from '../../shared/edge';
+import { createEdgeRouter, EdgeRouterError } from '../../shared/edge';
 import { hostPort } from '../../shared/edge/routes';
 import type { Part, PartContext, PartResult } from './parts';
 import { configuredPort, ensurePortsFree } from './ports';
 import { freePort, type Managed, startServer } from './process';
+import { StackError } from './stack-error';
 import { ensureTool } from './tools';
 
 export interface CaddyOptions {
@@ -43,7 +44,14 @@ export async function startCaddy(opts: CaddyOptions): Promise<{ proc: Managed; a
     'the edge router (Caddy)',
     ['caddy', opts.binary, ['run', '--config', configFile], { logFile: path.join(opts.dir, 'caddy.log'), env }],
     async () => (await request(`${adminUrl}/config/`, { headersTimeout: 1000 })).statusCode === 200,
-    () => router.ensureServer(),
+    // One line for the console, with Caddy's own reason: here the reader is the operator, not a tenant.
+    () =>
+      router.ensureServer().catch((err: unknown) => {
+        const detail = err instanceof EdgeRouterError && err.detail ? ` (${err.detail})` : '';
+        throw new StackError(
+          `${err instanceof Error ? err.message.replace(/; see the worker log$/, '') : err}${detail}`,
+        );
+      }),
     opts.signal,
   );
   return { proc, adminUrl };
