@@ -140,6 +140,7 @@ function sinceSeconds(since: LogQuery['since']): number | undefined {
 }
 
 export async function deploymentLogs(docker: Docker, deploymentId: string, q: LogQuery): Promise<ProviderLogLine[]> {
+  if (!Number.isFinite(q.tail)) throw new TypeError('tail must be a number of lines');
   const tail = Math.max(0, Math.min(MAX_TAIL, Math.floor(q.tail)));
   const since = sinceSeconds(q.since);
   const selected = (await selectInstances(docker, deploymentId)).filter(
