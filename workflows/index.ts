@@ -2,4 +2,5 @@ export * from './deployment/commands';
 export * from './deployment/workflow';
 export * from './reconcile';
 export * from './upload-expiry';
-export * from './webhook-delivery';
+export * from './webhook-delivery/commands';
+export * from './webhook-delivery/workflow';

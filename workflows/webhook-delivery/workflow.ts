@@ -8,9 +8,10 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 
-import type { OutboxActivities } from '../activities/webhook-outbox';
-import type { AttemptInput, AttemptResult, WebhookActivities } from '../activities/webhooks';
-import { type OutboxSweepInput, webhookWorkflowId } from '../shared/sales/outbox';
+import type { OutboxActivities } from '../../activities/webhook-outbox';
+import type { AttemptInput, AttemptResult, WebhookActivities } from '../../activities/webhooks';
+import { type OutboxSweepInput, webhookWorkflowId } from '../../shared/sales/outbox';
+import type { WebhookDeliveryInput, WebhookResendInput } from './commands';
 
 // No maximumAttempts: an activity fails only when MongoDB cannot be read or written (HTTP failures are results),
 // and a delivery must outlive an outage of any length rather than give up on the event.
@@ -24,13 +25,6 @@ const { readOutbox } = proxyActivities<OutboxActivities>({
   startToCloseTimeout: '2 minutes',
   retry: untilTheDatabaseAnswers,
 });
-
-export interface WebhookDeliveryInput {
-  eventId: string;
-  /** Delays between the first attempts, then one last attempt this long after the first (one config table). */
-  retryDelaysS: number[];
-  finalAttemptAfterS: number;
-}
 
 /** Send, then record: the outcome is held by the workflow in between, so a lost write never re-sends. */
 async function attempt(input: AttemptInput): Promise<AttemptResult> {
@@ -68,7 +62,7 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
 }
 
 /** One manual attempt now (resend from the deliveries log), beside whatever schedule is still running. */
-export async function webhookResendWorkflow(input: { eventId: string; trigger: 'manual' | 'test' }): Promise<string> {
+export async function webhookResendWorkflow(input: WebhookResendInput): Promise<string> {
   const result = await attempt({
     eventId: input.eventId,
     trigger: input.trigger,

@@ -11,7 +11,7 @@ import { privateTargetReason } from '../../../shared/net-guard';
 import { webhookOutboxScheduleId, webhookWorkflowId } from '../../../shared/sales/outbox';
 import { completeSale as completeSaleRecords, derivedId, eventPayload } from '../../../shared/sales/records';
 import type { EventType, ProductRecord, SaleRecord, SalesStore, SubscriptionStatus } from '../../../shared/sales/store';
-import type { WebhookDeliveryInput } from '../../../workflows';
+import { WEBHOOK_WORKFLOWS, type WebhookDeliveryInput } from '../../../workflows/webhook-delivery/commands';
 
 /** A replaced signing secret keeps signing the Standard Webhooks header this long (rotation overlap). */
 const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
@@ -73,7 +73,7 @@ export function createSalesService(deps: {
     };
     try {
       await temporal.withDeadline(Date.now() + START_WAIT_MS, () =>
-        temporal.workflow.start('webhookDeliveryWorkflow', {
+        temporal.workflow.start(WEBHOOK_WORKFLOWS.delivery, {
           taskQueue: config.TEMPORAL_TASK_QUEUE,
           workflowId: webhookWorkflowId(id),
           // A finished delivery is never run again from here (a retried request); only the outbox restarts one.
@@ -111,7 +111,7 @@ export function createSalesService(deps: {
     let handle;
     try {
       handle = await temporal.withAbortSignal(signal, () =>
-        temporal.workflow.start('webhookResendWorkflow', {
+        temporal.workflow.start(WEBHOOK_WORKFLOWS.resend, {
           taskQueue: config.TEMPORAL_TASK_QUEUE,
           workflowId,
           args: [args],
