@@ -1,8 +1,10 @@
+import { aiClientOptionsFrom } from '../../shared/ai/client';
 import { errorForStatus, providerText, retryAfterMs } from '../../shared/ai/errors';
 import { readSse, type SseMessage } from '../../shared/ai/sse';
 import { collectAnswer } from '../../shared/ai/turn';
 import type { ChatEvent } from '../../shared/ai/types';
 import { aiProviderView, CreateAiProviderRequest, UpdateAiProviderRequest } from '../../shared/ai-providers/schemas';
+import { parseConfig } from '../../shared/config';
 
 async function* chunks(parts: Uint8Array[]) {
   for (const p of parts) yield p;
@@ -160,5 +162,18 @@ describe('collectAnswer', () => {
       stop: { reason: 'tool_use', raw: 'tool_calls' },
     });
     expect(seen).toEqual(['text', 'text', 'tool_call', 'usage', 'stop']);
+  });
+});
+
+describe('AI provider settings', () => {
+  it('refuse private providers unless ALLOW_PRIVATE_AI_PROVIDERS is set, and bound the retries', () => {
+    expect(aiClientOptionsFrom(parseConfig({}))).toEqual({
+      allowPrivate: false,
+      idleTimeoutMs: 120_000,
+      retry: { attempts: 3, maxDelayMs: 30_000 },
+    });
+    const set = parseConfig({ ALLOW_PRIVATE_AI_PROVIDERS: 'true', AI_RETRY_ATTEMPTS: '1', AI_RETRY_MAX_DELAY_S: '2' });
+    expect(aiClientOptionsFrom(set)).toMatchObject({ allowPrivate: true, retry: { attempts: 1, maxDelayMs: 2000 } });
+    expect(() => parseConfig({ AI_RETRY_ATTEMPTS: '50' })).toThrow(/AI_RETRY_ATTEMPTS/);
   });
 });
