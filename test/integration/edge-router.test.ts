@@ -4,10 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 
 import type Docker from 'dockerode';
-import type { Agent } from 'undici';
+import { type Agent, request } from 'undici';
 
 import { startCaddy } from '../../scripts/stack/edge';
-import { freePort, type Managed, waitUntil } from '../../scripts/stack/process';
+import { freePort, type Managed, startProcess, waitUntil } from '../../scripts/stack/process';
 import { toolBinary } from '../../scripts/stack/tools';
 import {
   createEdgeRouter,
@@ -245,12 +245,27 @@ describe('a router that restarted', () => {
     if (dir) await fs.rm(dir, { recursive: true, force: true });
   });
 
-  it('comes back with ensureServer and a re-publish', async () => {
+  /** Caddy as the compose file runs it: no config at all, only its admin address. */
+  async function bareCaddy(adminPort: number): Promise<Managed> {
+    const proc = startProcess('caddy', toolBinary('caddy'), ['run'], {
+      logFile: path.join(dir, 'bare.log'),
+      env: { ...process.env, CADDY_ADMIN: `127.0.0.1:${adminPort}`, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir },
+    });
+    await waitUntil(
+      'bare caddy',
+      async () => (await request(`http://127.0.0.1:${adminPort}/config/`)).statusCode === 200,
+      {
+        timeoutMs: 30_000,
+        proc,
+      },
+    );
+    return proc;
+  }
+
+  it('comes back empty after a restart, and serves again after ensureServer and a re-publish', async () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-edge-'));
     const [adminPort, httpPort] = [await freePort(), await freePort()];
-    const start = async () =>
-      startCaddy({ binary: toolBinary('caddy'), dir, adminPort, httpPort, bindIp: '127.0.0.1' });
-    caddy = (await start()).proc;
+    caddy = (await startCaddy({ binary: toolBinary('caddy'), dir, adminPort, httpPort, bindIp: '127.0.0.1' })).proc;
     const own = createEdgeRouter({ adminUrl: `http://127.0.0.1:${adminPort}`, listen: [`127.0.0.1:${httpPort}`] });
     const d = newDeployment('restarted');
     const at = () => get(`http://127.0.0.1:${httpPort}/`, { host: d.host });
@@ -258,14 +273,31 @@ describe('a router that restarted', () => {
     expect(await at()).toMatchObject({ status: 200, body: 'one\n' });
 
     await caddy.stop();
-    caddy = (await start()).proc;
-    const lost = await at();
+    caddy = await bareCaddy(adminPort);
+    const lost = await at().catch((err: { code?: string }) => err.code);
     await own.ensureServer();
     await own.ensureServer();
+    const empty = await at();
     await own.publish(d.id, d.host, [replicas[0]!.upstream]);
 
-    expect(lost.status).toBe(404);
+    expect(lost).toBe('ECONNREFUSED');
+    expect(empty.status).toBe(404);
     expect(await at()).toMatchObject({ status: 200, body: 'one\n' });
     expect(await own.list()).toHaveLength(1);
+  });
+
+  it('makes its server block on the first publish when nobody called ensureServer', async () => {
+    const [adminPort, httpPort] = [await freePort(), await freePort()];
+    await caddy?.stop();
+    caddy = await bareCaddy(adminPort);
+    const own = createEdgeRouter({ adminUrl: `http://127.0.0.1:${adminPort}`, listen: [`127.0.0.1:${httpPort}`] });
+    const d = newDeployment('first');
+
+    await own.publish(d.id, d.host, [replicas[1]!.upstream]);
+
+    expect(await get(`http://127.0.0.1:${httpPort}/`, { host: d.host })).toMatchObject({ status: 200, body: 'two\n' });
+    expect(await own.list()).toEqual([
+      { deploymentId: d.id, host: d.host, state: 'published', upstreams: [replicas[1]!.upstream] },
+    ]);
   });
 });
