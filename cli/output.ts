@@ -26,8 +26,9 @@ export function output(json: boolean): Output {
     result(value, text) {
       process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${text}\n`);
     },
+    // Notes go to stderr even with --json: stdout stays one document a script can parse.
     info(text) {
-      if (!json) process.stderr.write(`${text}\n`);
+      process.stderr.write(`${text}\n`);
     },
   };
 }

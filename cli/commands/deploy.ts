@@ -96,10 +96,18 @@ export async function deploy(api: Api, out: Output, o: DeployOptions): Promise<v
   }
   out.info(`deployment ${id} accepted`);
   const progress = out.progress(startedAt);
+  // Ctrl-C stops the watching, not the deployment: say so, and leave the terminal as it was (cursor shown).
+  const interrupted = () => {
+    progress.stop();
+    process.stderr.write(`\nstopped following; the deployment goes on: slipway status ${id}\n`);
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupted);
   let final: DeploymentView;
   try {
     final = await followDeployment(api, id, { progress, timeoutMs, logs: !out.json });
   } finally {
+    process.removeListener('SIGINT', interrupted);
     progress.stop();
   }
   const took = `${((Date.now() - startedAt) / 1000).toFixed(1)} s`;

@@ -5,6 +5,7 @@ import path from 'node:path';
 
 import { LABELS } from '../../shared/constants';
 import { edgeAgent, edgeGet } from '../helpers/edge';
+import { type GitServer, startGitServer } from '../helpers/git-server';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage } from '../helpers/images';
 
@@ -28,6 +29,7 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
   let hello: string;
   let crash: string;
   let home: string;
+  let git: GitServer;
 
   /** The CLI as a person's shell runs it: its own process, env from the caller, stdin a pipe. */
   function slipway(args: string[], opts: { env?: Record<string, string | undefined>; input?: string } = {}) {
@@ -92,15 +94,18 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
       RATE_LIMIT_COMPAT_READS_PER_MIN: '100000',
       RATE_LIMIT_COMPAT_WRITES_PER_HOUR: '10000',
       RATE_LIMIT_PLATFORM_PER_15MIN: '100000',
+      ALLOW_PRIVATE_GIT_HOSTS: 'true',
     });
     token = (await h.newOrg('pro')).token;
     hello = await buildFixtureImage(h.docker, 'hello');
     crash = await buildFixtureImage(h.docker, 'crash');
     home = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-cli-home-'));
+    git = await startGitServer();
   }, 300_000);
   afterAll(async () => {
     await agent.close();
     await h?.stop();
+    await git?.stop();
     if (home) await fs.rm(home, { recursive: true, force: true });
   });
 
@@ -222,5 +227,48 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
     expect(overridden.code).toBe(1);
     expect(overridden.stderr).toContain('INVALID_TOKEN');
     expect((await slipway(['destroy', id, '--yes'])).code).toBe(0);
+  });
+
+  it('deploy --git --branch builds that branch; logs -f prints new lines as the app writes them, and ends with the deployment', async () => {
+    const repo = await git.addRepo('acme/cli-site', SITE, {
+      extraBranches: { preview: { 'index.html': 'hello from the preview branch' } },
+    });
+    const r = await slipway(['deploy', '--git', repo, '--branch', 'preview', '--name', 'cli-git', '--wait', '--json']);
+    expect(r.code).toBe(0);
+    const d = JSON.parse(r.stdout) as { id: string; url: string; source: { branch: string } };
+    expect(d.source.branch).toBe('preview');
+    expect((await get(d.url)).body).toBe('hello from the preview branch');
+
+    // busybox httpd -v logs every answer: one made while following shows up in the follower.
+    const follower = spawn(process.execPath, [BIN, 'logs', d.id, '-f', '--json', '--limit', '5'], {
+      env: baseEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let followed = '';
+    let said = '';
+    follower.stdout.on('data', (c: Buffer) => (followed += c.toString()));
+    follower.stderr.on('data', (c: Buffer) => (said += c.toString()));
+    const ended = new Promise<number | null>((resolve) => follower.on('close', resolve));
+    try {
+      await eventually(async () => (followed.length > 0 ? true : undefined), 'the first lines');
+      // httpd -v logs each answer's status, not its path: a 404 is the request made here.
+      expect(followed).not.toContain('response:404');
+      expect((await get(`${d.url}/nope`)).status).toBe(404);
+      await eventually(
+        async () => (followed.includes('response:404') ? true : undefined),
+        'the 404 in the followed lines',
+      );
+      for (const line of followed.split('\n').filter(Boolean))
+        expect(JSON.parse(line)).toEqual({
+          timestamp: expect.any(String),
+          stream: expect.any(String),
+          message: expect.any(String),
+        });
+      expect((await slipway(['destroy', d.id, '--yes'])).code).toBe(0);
+      expect(await ended).toBe(0);
+      expect(said).toContain(`deployment ${d.id} was destroyed`);
+    } finally {
+      follower.kill();
+    }
   });
 });
