@@ -3,7 +3,11 @@ import net from 'node:net';
 import type Docker from 'dockerode';
 
 import { LABELS } from '../../shared/constants';
-import type { Instance, InstanceFilter, InstanceState, InstanceStatus } from './provider';
+import { instanceNameOf as nameOf, type InstanceState, type Selected } from '../../shared/engine/instances';
+import type { Instance, InstanceStatus } from './provider';
+
+// Selecting and reading instances is shared with the api (health, metrics): see shared/engine/instances.ts.
+export { containerIps, type Selected, selectInstances, stoppedByUs } from '../../shared/engine/instances';
 
 /**
  * engine_local instances: one container per (deploymentId, revision, replica), found again by its labels. Replica 0
@@ -30,53 +34,6 @@ export function upstreamOf(at: Addressing, hostPort: number): string {
   return net.isIPv6(host) ? `[${host}]:${hostPort}` : `${host}:${hostPort}`;
 }
 
-/** Every engine label filter accepts only `key=value`; a revision or replica is a non-negative integer. */
-function checkIndex(what: string, n: number | undefined): void {
-  if (n !== undefined && !(Number.isSafeInteger(n) && n >= 0)) {
-    throw new TypeError(`${what} must be a non-negative integer`);
-  }
-}
-
-export interface Selected {
-  info: Docker.ContainerInspectInfo;
-  revision: number;
-  replica: number;
-}
-
-const revisionOf = (labels: Record<string, string>) => Number(labels[LABELS.revision] ?? 0);
-const replicaOf = (labels: Record<string, string>) => Number(labels[LABELS.replica] ?? 0);
-
-/** The deployment's containers matching `filter`, inspected, ordered by revision then replica. */
-export async function selectInstances(
-  docker: Docker,
-  deploymentId: string,
-  filter: InstanceFilter = {},
-): Promise<Selected[]> {
-  checkIndex('revision', filter.revision);
-  checkIndex('exceptRevision', filter.exceptRevision);
-  checkIndex('replicasFrom', filter.replicasFrom);
-  const label = [`${LABELS.deploymentId}=${deploymentId}`];
-  if (filter.revision !== undefined) label.push(`${LABELS.revision}=${filter.revision}`);
-  const summaries = await docker.listContainers({ all: true, filters: { label } });
-  const selected: Selected[] = [];
-  for (const s of summaries) {
-    const revision = revisionOf(s.Labels);
-    const replica = replicaOf(s.Labels);
-    if (filter.exceptRevision !== undefined && revision === filter.exceptRevision) continue;
-    if (filter.replicasFrom !== undefined && replica < filter.replicasFrom) continue;
-    const info = await docker
-      .getContainer(s.Id)
-      .inspect()
-      .catch((err: unknown) => {
-        // Removed between the listing and now: no longer an instance.
-        if ((err as { statusCode?: number }).statusCode === 404) return undefined;
-        throw err;
-      });
-    if (info) selected.push({ info, revision, replica });
-  }
-  return selected.sort((a, b) => a.revision - b.revision || a.replica - b.replica);
-}
-
 /** The one port we publish, when the container runs (a stopped container has no published port). */
 export function publishedPort(info: Docker.ContainerInspectInfo): number | undefined {
   for (const bindings of Object.values(info.NetworkSettings.Ports ?? {})) {
@@ -85,15 +42,6 @@ export function publishedPort(info: Docker.ContainerInspectInfo): number | undef
   }
   return undefined;
 }
-
-/** The container's addresses on its networks (the org bridge): where readiness and health probes go. */
-export function containerIps(info: Docker.ContainerInspectInfo): string[] {
-  return Object.values(info.NetworkSettings.Networks ?? {})
-    .map((n) => n.IPAddress)
-    .filter(Boolean);
-}
-
-const nameOf = (info: Docker.ContainerInspectInfo) => info.Name.replace(/^\//, '');
 
 export function toInstance(s: Selected, at: Addressing): Instance {
   const hostPort = publishedPort(s.info);
@@ -132,9 +80,4 @@ export function toStatus(s: Selected, at: Addressing): InstanceStatus {
     url: hostPort ? `http://${at.publicHost}:${hostPort}` : null,
     hostPort,
   };
-}
-
-/** Stopped by us: not running and its restart policy switched off, so nothing will bring it back by itself. */
-export function stoppedByUs(info: Docker.ContainerInspectInfo): boolean {
-  return !info.State.Running && !info.State.Restarting && (info.HostConfig.RestartPolicy?.Name ?? 'no') === 'no';
 }

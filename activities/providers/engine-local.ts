@@ -1,10 +1,10 @@
 import type Docker from 'dockerode';
 
 import { LABELS } from '../../shared/constants';
+import { deploymentHealth, deploymentLogs, deploymentMetrics } from '../../shared/engine/observe';
 import { createEngineImages } from './engine-images';
 import { type Addressing, instanceName, selectInstances, toInstance, toStatus } from './engine-instances';
 import { createOrgNetworks } from './engine-network';
-import { deploymentHealth, deploymentLogs, deploymentMetrics } from './engine-observe';
 import { crashedBeforeReady, diagnose, failure, waitInstanceReady } from './engine-readiness';
 import {
   type DeploymentProvider,

@@ -1,4 +1,18 @@
 import type { Provider } from '../../shared/deployments/types';
+import type { InstanceFilter, InstanceState } from '../../shared/engine/instances';
+import type { DeploymentHealth, InstanceMetrics, LogQuery, ProviderLogLine } from '../../shared/engine/observe';
+
+// The read side (instances, health, metrics, logs) is shared with the api, which serves it without activities.
+export type { InstanceFilter, InstanceState } from '../../shared/engine/instances';
+export type {
+  DeploymentHealth,
+  InstanceHealth,
+  InstanceMetrics,
+  LogQuery,
+  OverallHealth,
+  ProviderLogLine,
+} from '../../shared/engine/observe';
+export type { HttpProbe } from '../../shared/engine/probe';
 
 /**
  * The deployment provider interface (DESIGN.md §7): what the deployment workflow may ask of a platform, through
@@ -27,16 +41,6 @@ export interface ResourceLimits {
   memoryMb: number;
   cpus: number;
   pids: number;
-}
-
-/** Selects instances of one deployment; every given condition must hold. Empty selects them all. */
-export interface InstanceFilter {
-  /** Only this release. */
-  revision?: number;
-  /** Every release but this one (after a switch: remove the old releases). */
-  exceptRevision?: number;
-  /** Only replicas with index >= this (scale down to N: `{revision, replicasFrom: N}`). */
-  replicasFrom?: number;
 }
 
 export interface InstanceSpec {
@@ -83,9 +87,6 @@ export interface Instance {
   hostPort: number;
 }
 
-/** The engine's container states. `exited` is both "stopped by us" and "crashed": see `restarts` / `exitCode`. */
-export type InstanceState = 'created' | 'running' | 'restarting' | 'paused' | 'exited' | 'dead' | 'removing';
-
 export interface InstanceStatus {
   id: string;
   name: string;
@@ -107,81 +108,6 @@ export interface InstanceStatus {
   upstream: string | null;
   url: string | null;
   hostPort: number | null;
-}
-
-/** One HTTP GET / to the instance's port over the org network, redirects not followed. */
-export interface HttpProbe {
-  /** Any HTTP answer below 500 counts: the app is up, even if / is a 404. */
-  ok: boolean;
-  status?: number;
-  latencyMs?: number;
-  /** Our words: "connection refused", "timed out after 2000 ms", "not running", … */
-  error?: string;
-  at: string;
-}
-
-export interface InstanceHealth {
-  name: string;
-  revision: number;
-  replica: number;
-  state: InstanceState;
-  restarts: number;
-  startedAt?: string;
-  exitCode?: number;
-  oomKilled: boolean;
-  probe: HttpProbe;
-}
-
-/**
- * healthy: at least one instance and every instance running with an ok probe; degraded: some but not all;
- * unhealthy: none ok while some is meant to run (crash-looping, not answering); stopped: no instance or all of
- * them exited without the restart policy bringing them back (stopped by us).
- */
-export type OverallHealth = 'healthy' | 'degraded' | 'unhealthy' | 'stopped';
-
-export interface DeploymentHealth {
-  overall: OverallHealth;
-  instances: InstanceHealth[];
-  at: string;
-}
-
-/** Computed as `docker stats` does, from one engine stats read (which carries the previous CPU sample). */
-export interface InstanceMetrics {
-  name: string;
-  revision: number;
-  replica: number;
-  /** Percent of one CPU (200 = two full CPUs), as `docker stats` shows it. */
-  cpuPercent: number;
-  onlineCpus: number;
-  /** Usage without the page cache, as `docker stats` shows it. */
-  memoryBytes: number;
-  /** The container's memory limit (the plan's). */
-  memoryLimitBytes: number;
-  memoryPercent: number;
-  networkRxBytes: number;
-  networkTxBytes: number;
-  blockReadBytes: number;
-  blockWriteBytes: number;
-  pids: number;
-  /** ISO time of the engine's sample. */
-  at: string;
-}
-
-export interface ProviderLogLine {
-  timestamp: string;
-  stream: 'stdout' | 'stderr';
-  message: string;
-  /** The instance name the line came from. */
-  instance: string;
-}
-
-export interface LogQuery {
-  /** Lines per instance, at most 10 000. */
-  tail: number;
-  /** ISO time or epoch seconds: only lines at or after it. */
-  since?: string | number;
-  /** One instance's name; absent: all instances of the deployment, merged by time. */
-  instance?: string;
 }
 
 /** Why an instance failed, for `lastFailure {phase, exitCode, lastLines, hint}`. */

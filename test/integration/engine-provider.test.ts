@@ -9,7 +9,6 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import type Docker from 'dockerode';
 
 import { createEngineLocal } from '../../activities/providers/engine-local';
-import { type EngineStats, metricsFrom } from '../../activities/providers/engine-observe';
 import {
   failureDetails,
   type Instance,
@@ -18,6 +17,7 @@ import {
 } from '../../activities/providers/provider';
 import { LABELS } from '../../shared/constants';
 import { createDockerClient } from '../../shared/engine/docker-client';
+import { type EngineStats, metricsFrom } from '../../shared/engine/observe';
 import { PLAN_POLICIES } from '../../shared/plans';
 import { buildFixtureImage, buildImageOnce } from '../helpers/images';
 
