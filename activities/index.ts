@@ -3,6 +3,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../shared/config';
 import type { DeploymentStore } from '../shared/deployments/store';
 import type { LogStore } from '../shared/deployments/logs-store';
+import { edgeAddressing, edgeRouterFromConfig } from '../shared/edge';
 import type { SalesStore } from '../shared/sales/store';
 import type { UploadStore } from '../shared/uploads/store';
 import { instanceId } from '../shared/instance';
@@ -39,6 +40,10 @@ export interface ActivityDeps {
       | 'MONGODB_DB'
       | 'TEMPORAL_TASK_QUEUE'
       | 'RECONCILE_GRACE_S'
+      | 'EDGE_ADMIN_URL'
+      | 'EDGE_DOMAIN'
+      | 'EDGE_PORT'
+      | 'EDGE_BIND_IP'
     >;
 }
 
@@ -47,7 +52,14 @@ export function createActivities(deps: ActivityDeps) {
   const instance = instanceId(deps.config);
   const engine = createEngineLocal({ ...deps.engine, instance });
   return {
-    ...createDeploymentActivities({ ...deps, engine, env: createEnvSealer(deps.config.SECRETS_KEY) }),
+    ...createDeploymentActivities({
+      ...deps,
+      releases: deps.store.releases,
+      engine,
+      provider: engine,
+      env: createEnvSealer(deps.config.SECRETS_KEY),
+      edge: { router: edgeRouterFromConfig(deps.config), ...edgeAddressing(deps.config) },
+    }),
     ...createReconcileActivities({
       docker: deps.engine.docker,
       store: deps.store,

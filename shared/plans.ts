@@ -7,18 +7,27 @@ export interface PlanPolicy {
   maxLiveDeployments: number;
   /** Per-container resources on engine_local. */
   limits: { memoryMb: number; cpus: number; pids: number };
+  /** Instances one deployment may run (`scale`); each has the per-container limits. */
+  maxReplicas: number;
 }
 
 export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
-  free: { providers: ['engine_local'], maxLiveDeployments: 3, limits: { memoryMb: 256, cpus: 0.5, pids: 256 } },
+  free: {
+    providers: ['engine_local'],
+    maxLiveDeployments: 3,
+    limits: { memoryMb: 256, cpus: 0.5, pids: 256 },
+    maxReplicas: 2,
+  },
   pro: {
     providers: ['engine_local', 'cloud_a_run', 'cloud_b_container_apps', 'cloud_c_ecs_fargate'],
     maxLiveDeployments: 50,
     limits: { memoryMb: 1024, cpus: 1, pids: 1024 },
+    maxReplicas: 5,
   },
   enterprise: {
     providers: ['engine_local', 'cloud_a_run', 'cloud_b_container_apps', 'cloud_c_ecs_fargate'],
     maxLiveDeployments: 1000,
     limits: { memoryMb: 4096, cpus: 2, pids: 4096 },
+    maxReplicas: 20,
   },
 };

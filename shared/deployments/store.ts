@@ -1,6 +1,7 @@
 import type { Db, Filter } from 'mongodb';
 
 import { ensureIndexesWithRetry, guard, isDuplicateKey } from '../db/mongo';
+import { createReleaseStore } from './releases-store';
 import type { DeploymentFailure, DeploymentRecord, DeploymentStatus, DestroyIntent, Provider } from './types';
 
 export interface StatusChange {
@@ -12,6 +13,14 @@ export interface StatusChange {
   url?: string | null;
   error?: DeploymentFailure | null;
   container?: DeploymentRecord['container'] | null;
+  /** The serving release and what it runs (entity commands, DESIGN.md §4). */
+  revision?: number;
+  replicas?: number;
+  instances?: DeploymentRecord['instances'] | null;
+  lastFailure?: DeploymentRecord['lastFailure'] | null;
+  /** The serving release's environment, names and sealed values (set by the activity, never from history). */
+  envNames?: string[];
+  envSealed?: DeploymentRecord['envSealed'] | null;
 }
 
 export function createDeploymentStore(db: Db) {
@@ -29,6 +38,9 @@ export function createDeploymentStore(db: Db) {
   }
 
   return {
+    /** The deployments' releases live beside them: whoever holds the deployments holds their history. */
+    releases: createReleaseStore(db),
+
     async ensureIndexes() {
       // One index per command: FerretDB 1.24 drops the connection when a multi-index createIndexes meets existing ones.
       await ensureIndexesWithRetry('deployments.createIndexes', async () => {
@@ -36,6 +48,7 @@ export function createDeploymentStore(db: Db) {
         await col.createIndex({ orgId: 1, status: 1 });
         await intents.createIndex({ requestedAt: 1 });
       });
+      await this.releases.ensureIndexes();
     },
 
     /** Inserts the queued record; a duplicate `_id` (same org + requestId) throws the driver's 11000 inside a DatabaseError. */
@@ -82,7 +95,17 @@ export function createDeploymentStore(db: Db) {
       const now = new Date();
       const set: Partial<DeploymentRecord> = { status: change.status, version: change.version, updatedAt: now };
       const unset: Record<string, ''> = {};
-      for (const key of ['url', 'error', 'container'] as const) {
+      for (const key of [
+        'url',
+        'error',
+        'container',
+        'revision',
+        'replicas',
+        'instances',
+        'lastFailure',
+        'envNames',
+        'envSealed',
+      ] as const) {
         const value = change[key];
         if (value === null) unset[key] = '';
         else if (value !== undefined) Object.assign(set, { [key]: value });

@@ -43,6 +43,30 @@ export interface DeploymentFailure {
   message: string;
 }
 
+/**
+ * Why the last command that tried a new release (a redeploy, rollback, start or scale) did not get it serving. A
+ * redeploy that fails leaves the old release serving and the status `running`: this says what went wrong.
+ */
+export interface LastFailure {
+  phase: DeploymentFailure['phase'] | 'switch';
+  /** The command that failed, and the release it tried. */
+  command: 'deploy' | 'redeploy' | 'rollback' | 'start' | 'scale';
+  revision: number;
+  message: string;
+  exitCode?: number;
+  lastLines?: string[];
+  hint?: string;
+  at: Date;
+}
+
+/** One running container of the serving release, as the status shows it (`instances[].url` is its direct address). */
+export interface DeploymentInstance {
+  name: string;
+  revision: number;
+  replica: number;
+  url: string;
+}
+
 /** The MongoDB record of a deployment. `version` only ever grows, so a retried write cannot step it back. */
 export interface DeploymentRecord {
   _id: string;
@@ -69,6 +93,10 @@ export interface DeploymentRecord {
   url?: string;
   error?: DeploymentFailure;
   container?: { id: string; name: string; hostPort: number };
+  /** Containers the serving release runs (0 when stopped); written by the deployment's workflow only. */
+  replicas?: number;
+  instances?: DeploymentInstance[];
+  lastFailure?: LastFailure;
   createdAt: Date;
   updatedAt: Date;
   destroyedAt?: Date;

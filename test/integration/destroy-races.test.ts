@@ -203,6 +203,16 @@ describe('destroy races: a destroy during the container start', () => {
             startFinished.open();
           }
         },
+        // The same for deployments started as releases (workflows/deployment/first-deploy.ts).
+        async startInstance(spec: Parameters<typeof real.startInstance>[0]) {
+          startEntered.open();
+          await startReleased.opened;
+          try {
+            return await real.startInstance(spec);
+          } finally {
+            startFinished.open();
+          }
+        },
       },
     });
     running = worker.run();

@@ -102,16 +102,23 @@ describe('walking skeleton (real Temporal dev server, FerretDB, Docker Engine)',
       version: 1,
     });
     expect(JSON.stringify(decode(started?.input?.payloads?.[0]))).not.toContain(greeting);
+    // Release 1: its image ID recorded, its instance started and ready, then the stable address switched to it.
     expect(story(deployed)).toEqual([
       'recordStatus:deploying',
       '✓',
-      'ensureImage',
+      'prepareImage',
       '✓',
-      'startContainer',
+      'createRelease',
+      '✓',
+      'startInstance',
       '✓',
       'recordStatus:deploying',
       '✓',
-      'waitReady',
+      'waitInstanceReady',
+      '✓',
+      'routeTraffic',
+      '✓',
+      'setReleaseStatus',
       '✓',
       'recordStatus:running',
       '✓',
@@ -133,13 +140,16 @@ describe('walking skeleton (real Temporal dev server, FerretDB, Docker Engine)',
       });
       return left.length === 0 ? true : undefined;
     }, 'the container to be removed');
-    await expect(fetch(running.url!)).rejects.toThrow();
+    // The stable address is gone from the edge router: its host is unknown there now.
+    expect((await fetch(running.url!)).status).toBe(404);
 
     // The destroy reached the workflow, which removed what the deployment held and ended.
     await workflow.result();
     const whole = (await workflow.fetchHistory()).events ?? [];
     expect(story(whole).slice(story(deployed).length)).toEqual([
       'signal:destroy',
+      'routeTraffic',
+      '✓',
       'removeDeployment',
       '✓',
       'completed',

@@ -1,193 +1,272 @@
 import {
-  ActivityCancellationType,
   ActivityFailure,
+  allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
   condition,
+  continueAsNew,
+  currentUpdateInfo,
   isCancellation,
   log,
   patched,
-  proxyActivities,
   setHandler,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 
-import type { Activities } from '../../activities';
-import type { DeploymentFailure } from '../../shared/deployments/types';
-import { type DeploymentWorkflowInput, destroySignal } from './commands';
+import type { DeploymentStatus } from '../../shared/deployments/types';
+import { recordStatus, removeDeployment, routeTraffic } from './activities';
+import {
+  ALLOWED_COMMANDS,
+  type CommandName,
+  type CommandOutcome,
+  commandsQuery,
+  type DeploymentWorkflowInput,
+  destroyCommand,
+  destroySignal,
+  redeployCommand,
+  refuse,
+  rollbackCommand,
+  scaleCommand,
+  startCommand,
+  stopCommand,
+} from './commands';
+import type { Entity } from './entity';
+import { commandFailed, failureMessage, ReleaseFailed } from './failures';
+import { firstDeploy } from './first-deploy';
+import { scale, start, stop } from './lifecycle';
+import { PATCHES } from './patches';
+import { ensureReleaseRecorded, replaceRelease } from './releases';
+import type { EntityState, ReleaseRef } from './state';
 
-/** Timeouts and retries, declared once: MongoDB writes are quick; engine calls may pull images or wait on an app. */
-const { recordStatus } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { maximumInterval: '10 seconds' },
-});
-const engineActivity = {
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '1 minute',
-  retry: { maximumInterval: '30 seconds', maximumAttempts: 5 },
-} as const;
-const {
-  ensureImage,
-  startContainer: startContainerUnwaited,
-  stopDeployment,
-  removeDeployment,
-} = proxyActivities<Activities>(engineActivity);
-/**
- * A destroy cancels the start, and the engine may still be creating the container when it does: the deploy waits
- * until the activity has really ended, so the removal that follows sees whatever it created.
- */
-const { startContainer } = proxyActivities<Activities>({
-  ...engineActivity,
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-});
+export { PATCHES } from './patches';
 
-/**
- * Changes to this workflow that alter its commands, each behind `patched()`: deployments already running the code
- * before it replay their recorded histories unchanged (DESIGN.md §4).
- */
-const PATCHES = {
-  /** startContainer waits for its cancellation to complete. */
-  startWaitsForCancel: 'start-container-waits-for-cancel',
-  /** A workflow started by a destroy (signalWithStart) goes straight to removal. */
-  destroyedBeforeDeploy: 'destroyed-before-deploy',
-} as const;
-// The readiness poll heartbeats every 250 ms; a worker that dies mid-wait is noticed within 10 s.
-const { waitReady } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 hour',
-  heartbeatTimeout: '10 seconds',
-  retry: { maximumAttempts: 3 },
-});
+type Pending =
+  | { command: 'stop' | 'start' | 'destroy'; args?: undefined }
+  | { command: 'redeploy'; args: { envNames: string[]; envRef: string } }
+  | { command: 'scale'; args: { replicas: number; maxReplicas: number } }
+  | { command: 'rollback'; args: { revision?: number } };
+type Queued = Pending & { updateId: string; done(o: CommandOutcome): void; fail(err: unknown): void };
 
+/** One run executes at most this many commands, then continues as new (the server may suggest it sooner). */
+const COMMANDS_PER_RUN = 100;
 
-/**
- * The source build: it heartbeats every second, so a destroy reaches it at once, and the deploy waits until it
- * has really stopped (git killed, engine build aborted, scratch space removed) before removing anything.
- */
-const builder = (timeoutS: number) =>
-  proxyActivities<Activities>({
-    startToCloseTimeout: `${timeoutS + 120} seconds`,
-    heartbeatTimeout: '30 seconds',
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    retry: { maximumAttempts: 2, nonRetryableErrorTypes: ['BuildFailed'] },
-  });
-
-
-const PHASE_WORDS: Record<DeploymentFailure['phase'], string> = {
-  build: 'building the source',
-  pull: 'preparing the image',
-  start: 'starting the container',
-  ready: 'waiting for the app to answer',
-  destroy: 'removing the deployment',
-};
-
-/**
- * What the caller reads in `error.message` and the failed event. A non-retryable ApplicationFailure is a failure we
- * worded for the caller (bad input, a build error, an app that exited); anything else — engine, driver or network
- * text that outlived its retries — stays in the worker's log, and the caller is told what to do instead.
- */
-function failureMessage(err: unknown, phase: DeploymentFailure['phase']): string {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure && cause.nonRetryable) return cause.message;
-  log.warn('deployment failed on an unexpected error', {
-    phase,
-    error: cause instanceof Error ? cause.message : String(cause),
-  });
-  return `The deployment failed while ${PHASE_WORDS[phase]} because of an internal error; deploy again, and if it fails again read the logs or contact the operator.`;
+/** The status a command leaves when it succeeds: validators judge a command against those queued before it. */
+function statusAfter(p: Pending, s: DeploymentStatus): DeploymentStatus {
+  if (p.command === 'stop') return 'stopped';
+  if (p.command === 'scale')
+    return p.args.replicas === 0 ? (s === 'running' || s === 'stopped' ? 'stopped' : s) : 'running';
+  if (p.command === 'start' || p.command === 'redeploy' || p.command === 'rollback') return 'running';
+  return s;
 }
 
 /**
- * One deployment, from queued to destroyed: deploy the image, then hold the deployment until it is destroyed.
- * A destroy that arrives mid-deploy cancels the deploy first, so nothing it started outlives the record.
+ * One deployment, from queued to destroyed (DESIGN.md §4): the first deploy, then commands — stop, start,
+ * redeploy, scale, rollback, destroy — sent as Updates, refused by their validators when the status does not
+ * allow them, and carried out one at a time in the order accepted. A destroy (signal or update) cancels whatever
+ * runs, so nothing a deploy or command started outlives the record.
  */
 export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promise<void> {
   upsertSearchAttributes({ DeploymentId: [input.deploymentId], OrgId: [input.orgId] });
-  let version = input.version;
-  const record = (status: Parameters<Activities['recordStatus']>[0]['status'], message: string, extra = {}) =>
-    recordStatus({ deploymentId: input.deploymentId, version: ++version, status, message, ...extra });
+  const state: EntityState = input.resume ?? {
+    status: 'queued',
+    version: input.version,
+    nextRevision: input.revision + 1,
+    replicas: input.replicas ?? 1,
+    releases: [],
+  };
+  const e: Entity = {
+    input,
+    state,
+    record: (status, message, extra = {}) => {
+      state.status = status;
+      return recordStatus({ deploymentId: input.deploymentId, version: ++state.version, status, message, ...extra });
+    },
+  };
 
   let destroyRequested = false;
-  setHandler(destroySignal, () => void (destroyRequested = true));
+  let destroyed = false;
+  let commandScope: CancellationScope | undefined;
+  const requestDestroy = () => {
+    destroyRequested = true;
+    commandScope?.cancel();
+  };
+  setHandler(destroySignal, requestDestroy);
+
+  const queue: Queued[] = [];
+  let running: Queued | undefined;
+  const projected = () => [running, ...queue].reduce((s, p) => (p ? statusAfter(p, s) : s), state.status);
+  const outcome = (command: CommandName): CommandOutcome => ({
+    command,
+    status: state.status,
+    revision: state.current?.revision ?? input.revision,
+    replicas: state.replicas,
+  });
+  const enqueue = (p: Pending) =>
+    new Promise<CommandOutcome>((done, fail) =>
+      queue.push({ ...p, updateId: currentUpdateInfo()?.id ?? '', done, fail } as Queued),
+    );
+  /** Refuses a command the (projected) status does not allow, or that `reason` rules out. */
+  const validate = (command: CommandName, reason?: (s: DeploymentStatus) => string | undefined) => {
+    if (destroyRequested)
+      throw refuse(command, state.status, 'The deployment is being destroyed; it takes no other command.');
+    const s = projected();
+    if (!ALLOWED_COMMANDS[s].includes(command)) throw refuse(command, s);
+    const why = reason?.(s);
+    if (why) throw refuse(command, s, why);
+  };
+  const kept = () => input.releasesKept ?? 10;
+  /** The release a rollback goes to, or why there is none. */
+  const rollbackTarget = (revision?: number): ReleaseRef | string => {
+    const serving = state.current?.revision;
+    if (revision === undefined) {
+      const r = state.releases.find((x) => x.healthy && x.revision !== serving);
+      return r ?? 'No earlier release of this deployment was healthy, so there is none to roll back to.';
+    }
+    if (revision === serving && state.current?.healthy)
+      return `Release ${revision} is the one serving already; name an earlier revision.`;
+    const r = state.releases.find((x) => x.revision === revision);
+    if (!r)
+      return `Release ${revision} is not among the last ${kept()} releases of this deployment (whose images are kept); list them with GET /deployments/{id}/releases.`;
+    return r.healthy ? r : `Release ${revision} never became ready; roll back to a release that did.`;
+  };
+  const nothingToRun = () =>
+    state.current ? undefined : 'Nothing of this deployment was ever built or pulled; create a new deployment instead.';
+
+  setHandler(stopCommand, () => enqueue({ command: 'stop' }), { validator: () => validate('stop') });
+  setHandler(startCommand, () => enqueue({ command: 'start' }), { validator: () => validate('start') });
+  setHandler(redeployCommand, (args) => enqueue({ command: 'redeploy', args }), {
+    validator: (args) =>
+      validate('redeploy', () =>
+        !args || typeof args.envRef !== 'string' || !Array.isArray(args.envNames)
+          ? 'A redeploy needs envVars (an object of strings).'
+          : nothingToRun(),
+      ),
+  });
+  setHandler(scaleCommand, (args) => enqueue({ command: 'scale', args }), {
+    validator: (args) =>
+      validate('scale', () =>
+        !args || !Number.isInteger(args.replicas) || args.replicas < 0 || args.replicas > args.maxReplicas
+          ? `replicas must be a whole number from 0 to ${args?.maxReplicas ?? 1} on this plan.`
+          : nothingToRun(),
+      ),
+  });
+  setHandler(rollbackCommand, (args) => enqueue({ command: 'rollback', args: args ?? {} }), {
+    validator: (args) =>
+      validate('rollback', () => {
+        const target = rollbackTarget(args?.revision);
+        return typeof target === 'string' ? target : undefined;
+      }),
+  });
+  setHandler(destroyCommand, async () => {
+    requestDestroy();
+    await condition(() => destroyed);
+    return outcome('destroy');
+  });
+  setHandler(commandsQuery, () => ({
+    status: state.status,
+    revision: state.current?.revision ?? input.revision,
+    replicas: state.replicas,
+    ...(running ? { running: { command: running.command, updateId: running.updateId } } : {}),
+    queued: queue.map((q) => ({ command: q.command, updateId: q.updateId })),
+  }));
+
   const removeAll = () =>
     CancellationScope.nonCancellable(async () => {
+      // Off the router first, so the address answers "unknown" rather than a broken upstream; a router that
+      // does not answer must not keep the containers alive (its route then fails over to nothing).
+      if (state.routed)
+        await routeTraffic({ deploymentId: input.deploymentId, route: { kind: 'remove' } }).catch((err: unknown) =>
+          log.warn('the edge route of a destroyed deployment was not removed', { error: String(err) }),
+        );
       await removeDeployment(input.deploymentId);
     });
-  if (destroyRequested && patched(PATCHES.destroyedBeforeDeploy)) {
-    await removeAll();
-    return;
+
+  if (!input.resume) {
+    if (destroyRequested && patched(PATCHES.destroyedBeforeDeploy)) {
+      await removeAll();
+      return;
+    }
+    const withReleases = patched(PATCHES.releases);
+    state.legacy = !withReleases;
+    const deployScope = new CancellationScope();
+    const deploying = deployScope.run(() => firstDeploy(e, withReleases));
+    await Promise.race([deploying.catch(() => undefined), condition(() => destroyRequested)]);
+    if (destroyRequested) deployScope.cancel();
+    await deploying.catch((err: unknown) => {
+      if (!isCancellation(err)) throw err;
+    });
   }
 
-  const deployScope = new CancellationScope();
-  const deploying = deployScope.run(async () => {
-    let phase: DeploymentFailure['phase'] = 'pull';
-    let image: string;
-    try {
-      if (input.source.type !== 'image') {
-        phase = 'build';
-        const source = input.source;
-        await record(
-          'building',
-          source.type === 'git'
-            ? `cloning ${source.repoUrl}${source.branch ? ` (branch ${source.branch})` : ''} and building`
-            : 'extracting the uploaded archive and building',
-        );
-        const built = await builder(input.buildTimeoutS ?? 900).buildSource({
-          deploymentId: input.deploymentId,
-          orgId: input.orgId,
-          revision: input.revision,
-          port: input.port,
-          source,
-          limits: input.limits,
-        });
-        phase = 'pull';
-        image = built.image;
-        await record(
-          'deploying',
-          `built ${built.image} (${built.kind}${built.commit ? `, commit ${built.commit.slice(0, 12)}` : ''}) in ${(built.durationMs / 1000).toFixed(1)} s`,
-        );
-      } else {
-        image = input.source.image;
-        await record('deploying', `preparing image ${image}`);
-      }
-      const { pulled } = await ensureImage(image, input.orgId);
-      phase = 'start';
-      const start = patched(PATCHES.startWaitsForCancel) ? startContainer : startContainerUnwaited;
-      const started = await start({
-        deploymentId: input.deploymentId,
-        orgId: input.orgId,
-        revision: input.revision,
-        image,
-        port: input.port,
-        limits: input.limits,
-        ...(input.envVars ? { envVars: input.envVars } : {}),
-      });
-      await record(
-        'deploying',
-        `${pulled ? 'pulled image; ' : ''}container ${started.name} started, waiting for port ${input.port}`,
-        {
-          container: { id: started.id, name: started.name, hostPort: started.hostPort },
-        },
-      );
-      phase = 'ready';
-      await waitReady({ containerId: started.id, port: input.port, timeoutS: input.readyTimeoutS });
-      await record('running', `answering on port ${input.port}`, { url: started.url });
-    } catch (err) {
-      if (isCancellation(err)) throw err;
-      const message = failureMessage(err, phase);
-      await CancellationScope.nonCancellable(async () => {
-        // A container that failed to become ready is stopped, not removed: its logs explain the failure.
-        if (phase === 'start' || phase === 'ready') await stopDeployment(input.deploymentId);
-        await record('failed', message, { url: null, error: { code: 'DEPLOYMENT_FAILED', phase, message } });
+  /** Carries out one accepted command; the status is checked again, as the projection was optimistic. */
+  async function execute(p: Queued): Promise<CommandOutcome> {
+    if (!ALLOWED_COMMANDS[state.status].includes(p.command)) throw refuse(p.command, state.status);
+    await ensureReleaseRecorded(e);
+    if (p.command === 'stop') await stop(e);
+    else if (p.command === 'start') await start(e);
+    else if (p.command === 'scale') await scale(e, p.args.replicas);
+    else if (p.command === 'redeploy') {
+      const base = state.current!;
+      const env = { from: 'set' as const, envRef: p.args.envRef };
+      await replaceRelease(e, { image: base.image, imageId: base.imageId, env, trigger: 'redeploy' });
+    } else if (p.command === 'rollback') {
+      const target = rollbackTarget(p.args.revision);
+      if (typeof target === 'string') throw refuse('rollback', state.status, target);
+      await replaceRelease(e, {
+        image: target.image,
+        imageId: target.imageId,
+        env: { from: 'release', revision: target.revision },
+        trigger: 'rollback',
+        rollbackOf: target.revision,
       });
     }
-  });
+    return outcome(p.command);
+  }
 
-  await Promise.race([deploying.catch(() => undefined), condition(() => destroyRequested)]);
-  if (destroyRequested) deployScope.cancel();
-  await deploying.catch((err: unknown) => {
-    if (!isCancellation(err)) throw err;
-  });
+  /** What the command's caller reads when it did not succeed: our words, never engine or driver text. */
+  const asFailure = (err: unknown, p: Queued): ApplicationFailure => {
+    if (destroyRequested && isCancellation(err))
+      return commandFailed('The deployment was destroyed while this command ran.');
+    if (err instanceof ReleaseFailed) return commandFailed(err.report.message, err.report);
+    if (err instanceof ApplicationFailure) return err;
+    if (err instanceof ActivityFailure) {
+      // Engine or driver text that outlived its retries stays in the worker's log (failureMessage logs it).
+      failureMessage(err, 'start');
+      return commandFailed(
+        `The ${p.command} failed because of an internal error; try it again, and if it fails again contact the operator.`,
+      );
+    }
+    throw err;
+  };
 
-  await condition(() => destroyRequested);
+  let executed = 0;
+  const shouldContinue = () =>
+    workflowInfo().continueAsNewSuggested || executed >= (input.commandsPerRun ?? COMMANDS_PER_RUN);
+  for (;;) {
+    await condition(() => destroyRequested || queue.length > 0 || (shouldContinue() && allHandlersFinished()));
+    if (destroyRequested) break;
+    if (queue.length === 0) {
+      // Values in the clear (from workflows older than sealing) are not carried on: the record holds them.
+      const { envVars: _clear, ...rest } = input;
+      await continueAsNew<typeof deploymentWorkflow>({ ...rest, resume: state });
+    }
+    const p = queue.shift()!;
+    running = p;
+    commandScope = new CancellationScope();
+    try {
+      p.done(await commandScope.run(() => execute(p)));
+    } catch (err) {
+      p.fail(asFailure(err, p));
+    } finally {
+      running = undefined;
+      commandScope = undefined;
+      executed++;
+    }
+  }
+
+  for (const p of queue.splice(0)) p.fail(commandFailed('The deployment was destroyed before this command ran.'));
   // The record is already hidden; remove whatever the deployment holds on the engine.
   await removeAll();
+  destroyed = true;
+  await condition(allHandlersFinished);
 }

@@ -1,0 +1,60 @@
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+
+import type { Activities } from '../../activities';
+
+/** Timeouts and retries of the deployment workflow's activities, declared once. */
+
+/** MongoDB writes are quick. */
+export const { recordStatus, createRelease, setReleaseStatus } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumInterval: '10 seconds' },
+});
+
+/** Engine calls may pull images or wait on an app. */
+export const engineActivity = {
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '1 minute',
+  retry: { maximumInterval: '30 seconds', maximumAttempts: 5 },
+} as const;
+export const {
+  ensureImage,
+  startContainer: startContainerUnwaited,
+  stopDeployment,
+  removeDeployment,
+  prepareImage,
+  listInstances,
+  stopInstances,
+  startInstances,
+  removeInstances,
+  pruneImages,
+  diagnoseInstance,
+  routeTraffic,
+} = proxyActivities<Activities>(engineActivity);
+
+/**
+ * A destroy cancels the start, and the engine may still be creating the container when it does: the deploy waits
+ * until the activity has really ended, so the removal that follows sees whatever it created.
+ */
+export const { startContainer, startInstance } = proxyActivities<Activities>({
+  ...engineActivity,
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+});
+
+// The readiness poll heartbeats every 250 ms; a worker that dies mid-wait is noticed within 10 s.
+export const { waitReady, waitInstanceReady } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 hour',
+  heartbeatTimeout: '10 seconds',
+  retry: { maximumAttempts: 3 },
+});
+
+/**
+ * The source build: it heartbeats every second, so a destroy reaches it at once, and the deploy waits until it
+ * has really stopped (git killed, engine build aborted, scratch space removed) before removing anything.
+ */
+export const builder = (timeoutS: number) =>
+  proxyActivities<Activities>({
+    startToCloseTimeout: `${timeoutS + 120} seconds`,
+    heartbeatTimeout: '30 seconds',
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: { maximumAttempts: 2, nonRetryableErrorTypes: ['BuildFailed'] },
+  });

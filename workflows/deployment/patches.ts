@@ -1,0 +1,15 @@
+/**
+ * Changes to the deployment workflow that alter its commands, each behind `patched()`: deployments already running
+ * the code before it replay their recorded histories unchanged (DESIGN.md §4, test/unit/replay.test.ts).
+ */
+export const PATCHES = {
+  /** startContainer waits for its cancellation to complete. */
+  startWaitsForCancel: 'start-container-waits-for-cancel',
+  /** A workflow started by a destroy (signalWithStart) goes straight to removal. */
+  destroyedBeforeDeploy: 'destroyed-before-deploy',
+  /**
+   * The first deploy makes release 1 (image ID recorded, replicas, the edge route) instead of one bare container.
+   * Commands need no patch of their own: they arrive as Updates, which no history from before them contains.
+   */
+  releases: 'deployment-releases',
+} as const;

@@ -1,0 +1,200 @@
+import { CancellationScope, isCancellation } from '@temporalio/workflow';
+
+import type { EnvSource } from '../../activities/deployments';
+import type { Instance } from '../../activities/providers/provider';
+import type { ReleaseTrigger } from '../../shared/deployments/releases-store';
+import {
+  createRelease,
+  prepareImage,
+  pruneImages,
+  removeInstances,
+  routeTraffic,
+  setReleaseStatus,
+  startInstance,
+  waitInstanceReady,
+} from './activities';
+import type { Entity, RecordExtra } from './entity';
+import { type FailureReport, failureReport, ReleaseFailed } from './failures';
+import type { ReleaseRef } from './state';
+
+type Command = FailureReport['command'];
+
+/** An instance as the router and the record need it. */
+export type Serving = Pick<Instance, 'name' | 'revision' | 'replica' | 'upstream' | 'url'>;
+
+export const instanceViews = (instances: Serving[]) =>
+  instances.map((i) => ({ name: i.name, revision: i.revision, replica: i.replica, url: i.url }));
+
+export const replicaIndexes = (n: number) => Array.from({ length: n }, (_, i) => i);
+
+/**
+ * Starts these replicas of `release` and waits until each answers. Throws ReleaseFailed with the phase and the
+ * provider's diagnosis; what it started is left for the caller to stop or remove.
+ */
+export async function startReplicas(
+  e: Entity,
+  release: ReleaseRef,
+  indexes: number[],
+  opts: { command: Command; onReady?: () => void; started?: (names: string[]) => Promise<void> },
+): Promise<Instance[]> {
+  const { input } = e;
+  let instances: Instance[];
+  try {
+    instances = await Promise.all(
+      indexes.map((replica) =>
+        startInstance({
+          deploymentId: input.deploymentId,
+          orgId: input.orgId,
+          revision: release.revision,
+          replica,
+          image: release.image,
+          ...(release.imageId ? { imageId: release.imageId } : {}),
+          port: input.port,
+          limits: input.limits,
+        }),
+      ),
+    );
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    throw new ReleaseFailed(failureReport(err, 'start', opts.command, release.revision));
+  }
+  await opts.started?.(instances.map((i) => i.name));
+  opts.onReady?.();
+  try {
+    await Promise.all(instances.map((i) => waitInstanceReady(i, { port: input.port, timeoutS: input.readyTimeoutS })));
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    throw new ReleaseFailed(failureReport(err, 'ready', opts.command, release.revision));
+  }
+  return instances;
+}
+
+/** Points the stable address at `instances`; returns the url the record shows. */
+export async function publish(e: Entity, revision: number, instances: Serving[], command: Command) {
+  try {
+    const { url } = await routeTraffic({
+      deploymentId: e.input.deploymentId,
+      route: { kind: 'publish', upstreams: instances.map((i) => i.upstream) },
+    });
+    e.state.routed = url !== null;
+    return url ?? instances[0]?.url ?? null;
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    throw new ReleaseFailed(failureReport(err, 'switch', command, revision));
+  }
+}
+
+/** `release` serves `instances` from now on: the route switched, the release marked, the record `running`. */
+export async function goLive(
+  e: Entity,
+  release: ReleaseRef,
+  instances: Serving[],
+  opts: { command: Command; message: string; extra?: RecordExtra },
+): Promise<void> {
+  const url = await publish(e, release.revision, instances, opts.command);
+  await setReleaseStatus({ deploymentId: e.input.deploymentId, revision: release.revision, status: 'active' });
+  release.healthy = true;
+  e.state.current = release;
+  await e.record('running', opts.message, {
+    url,
+    instances: instanceViews(instances),
+    revision: release.revision,
+    replicas: instances.length,
+    error: null,
+    ...opts.extra,
+  });
+}
+
+/**
+ * A deployment whose first deploy ran before releases existed gets its release record (and image ID) when a
+ * command first needs them, so it can be redeployed beside and rolled back to like any other.
+ */
+export async function ensureReleaseRecorded(e: Entity): Promise<void> {
+  const { state, input } = e;
+  if (!state.legacy || !state.current) return;
+  const current = state.current;
+  const { imageId } = await prepareImage(current.image, input.orgId);
+  await createRelease({
+    deploymentId: input.deploymentId,
+    orgId: input.orgId,
+    revision: current.revision,
+    image: current.image,
+    imageId,
+    port: input.port,
+    trigger: 'deploy',
+    env: { from: 'record' },
+  });
+  current.imageId = imageId;
+  if (current.healthy)
+    await setReleaseStatus({ deploymentId: input.deploymentId, revision: current.revision, status: 'active' });
+  state.releases = [current];
+  state.legacy = false;
+}
+
+/**
+ * Redeploy and rollback: a new release starts beside the serving one and takes the traffic only once every
+ * replica answers; then the old release's instances go. If the new one fails, it is removed, the old keeps
+ * serving (the status is left as it was), lastFailure says why, and the command fails with that report.
+ */
+export async function replaceRelease(
+  e: Entity,
+  next: { image: string; imageId: string; env: EnvSource; trigger: ReleaseTrigger; rollbackOf?: number },
+): Promise<void> {
+  const { state, input } = e;
+  const command = next.trigger === 'rollback' ? 'rollback' : 'redeploy';
+  const revision = state.nextRevision++;
+  const created = await createRelease({
+    deploymentId: input.deploymentId,
+    orgId: input.orgId,
+    revision,
+    image: next.image,
+    imageId: next.imageId,
+    port: input.port,
+    trigger: next.trigger,
+    env: next.env,
+    ...(next.rollbackOf !== undefined ? { rollbackOf: next.rollbackOf } : {}),
+  });
+  const release: ReleaseRef = { revision, image: next.image, imageId: created.imageId, healthy: false };
+  const previous = state.current;
+  const statusBefore = state.status;
+  const replicas = Math.max(1, state.replicas);
+  const what =
+    next.trigger === 'rollback'
+      ? `rolling back to release ${next.rollbackOf} as release ${revision}`
+      : `release ${revision}`;
+  await e.record(
+    statusBefore === 'running' ? 'running' : 'deploying',
+    `${what}: starting ${replicas} instance${replicas === 1 ? '' : 's'} beside the serving one (env: ${created.envNames.join(', ') || 'none'})`,
+  );
+  let instances: Instance[];
+  try {
+    instances = await startReplicas(e, release, replicaIndexes(replicas), { command });
+    await goLive(e, release, instances, {
+      command,
+      message: `release ${revision} serves${previous ? `; release ${previous.revision} is being removed` : ''}`,
+      extra: { envOfRevision: revision, lastFailure: null },
+    });
+  } catch (err) {
+    if (isCancellation(err) || !(err instanceof ReleaseFailed)) throw err;
+    await CancellationScope.nonCancellable(async () => {
+      await removeInstances(input.deploymentId, { revision });
+      await setReleaseStatus({ deploymentId: input.deploymentId, revision, status: 'failed' });
+      state.releases = keep(e, [release, ...state.releases]);
+      await e.record(statusBefore === 'running' ? 'running' : statusBefore, `${what} failed: ${err.report.message}`, {
+        lastFailure: err.report,
+      });
+    });
+    throw err;
+  }
+  state.replicas = replicas;
+  await removeInstances(input.deploymentId, { exceptRevision: revision });
+  if (previous && previous.revision !== revision)
+    await setReleaseStatus({ deploymentId: input.deploymentId, revision: previous.revision, status: 'superseded' });
+  state.releases = keep(e, [release, ...state.releases]);
+  await pruneImages(input.deploymentId, [...new Set(state.releases.map((r) => r.imageId).filter(Boolean))]);
+}
+
+/** The last RELEASES_KEPT releases: their images stay, and they are what a rollback may go to. */
+function keep(e: Entity, releases: ReleaseRef[]): ReleaseRef[] {
+  return releases.slice(0, e.input.releasesKept ?? 10);
+}
