@@ -3,6 +3,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../shared/config';
 import type { DeploymentStore } from '../shared/deployments/store';
 import type { LogStore } from '../shared/deployments/logs-store';
+import { announcingStatus, createStatusFeed } from '../shared/deployments/status-feed';
 import { edgeAddressing, edgeRouterFromConfig } from '../shared/edge';
 import type { SalesStore } from '../shared/sales/store';
 import type { UploadStore } from '../shared/uploads/store';
@@ -44,6 +45,7 @@ export interface ActivityDeps {
       | 'EDGE_DOMAIN'
       | 'EDGE_PORT'
       | 'EDGE_BIND_IP'
+      | 'REDIS_KEY_PREFIX'
     >;
 }
 
@@ -54,6 +56,11 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createDeploymentActivities({
       ...deps,
+      // Status changes wake the api's long-polls (`?wait=`) at once.
+      store: announcingStatus(
+        deps.store,
+        deps.redis && createStatusFeed({ redis: deps.redis, keyPrefix: deps.config.REDIS_KEY_PREFIX }),
+      ),
       releases: deps.store.releases,
       engine,
       provider: engine,

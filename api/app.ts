@@ -10,6 +10,7 @@ import type { Logger } from '../shared/logger';
 import type { Redis } from '../shared/redis';
 import type { Vault } from '../shared/secrets/vault';
 import type { DeploymentService } from './features/deployments/service';
+import type { DeploymentWaiter } from './features/deployments/wait';
 import type { FeatureContext } from './features/feature';
 import type { SalesService } from './features/sales/service';
 import type { UploadService } from './features/uploads/service';
@@ -35,6 +36,8 @@ export interface AppDeps {
   deployments: DeploymentService;
   uploads: UploadService;
   sales: SalesService;
+  /** The long-poll of a status read (`?wait=`). */
+  waitForDeployment: DeploymentWaiter;
   vault: Vault;
 }
 

@@ -5,6 +5,7 @@ import type Docker from 'dockerode';
 import type { Config } from '../shared/config';
 import type { Database } from '../shared/db/mongo';
 import { createLogStore } from '../shared/deployments/logs-store';
+import { createStatusFeed } from '../shared/deployments/status-feed';
 import { createDeploymentStore } from '../shared/deployments/store';
 import { createIdentityService } from '../shared/identity/service';
 import { createIdentityStore } from '../shared/identity/store';
@@ -18,6 +19,7 @@ import { createUploadStore } from '../shared/uploads/store';
 import type { AppDeps } from './app';
 import { createQuota, quotaRecords } from './features/deployments/quota';
 import { createDeploymentService } from './features/deployments/service';
+import { createDeploymentWaiter } from './features/deployments/wait';
 import { createSalesService } from './features/sales/service';
 import { createUploadService } from './features/uploads/service';
 import { createRateLimiters } from './http/rate-limit';
@@ -52,6 +54,17 @@ export async function composeApi(c: {
     resyncS: c.config.QUOTA_RESYNC_S,
   });
   const vault = createVault({ store: secretStore, key: c.config.SECRETS_KEY });
+  const deployments = createDeploymentService({
+    store: deploymentStore,
+    logs: logStore,
+    uploads: uploadStore,
+    vault,
+    temporal: c.temporal,
+    docker: c.docker,
+    log: c.log,
+    quota,
+    config: c.config,
+  });
   return {
     config: c.config,
     log: c.log,
@@ -60,16 +73,10 @@ export async function composeApi(c: {
     temporal: c.temporal,
     limiters,
     identity: createIdentityService({ store: identityStore }),
-    deployments: createDeploymentService({
-      store: deploymentStore,
-      logs: logStore,
-      uploads: uploadStore,
-      vault,
-      temporal: c.temporal,
-      docker: c.docker,
-      log: c.log,
-      quota,
-      config: c.config,
+    deployments,
+    waitForDeployment: createDeploymentWaiter({
+      feed: createStatusFeed({ redis: c.redis, keyPrefix: c.config.REDIS_KEY_PREFIX }),
+      get: (principal, id) => deployments.get(principal, id),
     }),
     uploads: createUploadService({ store: uploadStore, s3: c.s3, config: c.config }),
     sales: createSalesService({ store: salesStore, temporal: c.temporal, config: c.config }),

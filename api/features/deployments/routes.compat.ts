@@ -7,6 +7,7 @@ import {
   Deployment,
   DeploymentIdParams,
   DeploymentList,
+  GetQuery,
   DeployRequest,
   ListQuery,
   Logs,
@@ -94,13 +95,19 @@ export function compatDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
     route({
       method: 'get',
       path: '/deployments/:id',
-      summary: 'Get a deployment’s status and details',
+      summary: 'Get a deployment’s status and details; with `wait`, when it reaches a status',
+      description:
+        'With `?wait=running&timeout=60` the answer comes when the deployment is running or settled (failed, stopped), or after the timeout with the status as it is then: one request, counted as one read, instead of a polling loop.',
       tags,
-      request: { params: DeploymentIdParams },
+      request: { params: DeploymentIdParams, query: GetQuery },
       before: [reads, can('deployment.read')],
       responses: { 200: { description: 'The deployment', schema: Deployment } },
-      handler: async ({ params }, req, res) => {
-        res.json(deploymentView(await deployments.get(principalOf(req), params.id)));
+      handler: async ({ params, query }, req, res) => {
+        const principal = principalOf(req);
+        const record = query.wait
+          ? await ctx.waitForDeployment(principal, params.id, { until: query.wait, timeoutS: query.timeout })
+          : await deployments.get(principal, params.id);
+        res.json(deploymentView(record));
       },
     }),
     route({

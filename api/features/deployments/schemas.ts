@@ -133,6 +133,24 @@ export const ListQuery = z
   })
   .strict();
 
+/** The long-poll of a status read: one request instead of a polling loop (DESIGN.md §14). */
+export const WAIT_MAX_S = 120;
+export const GetQuery = z
+  .object({
+    wait: DeploymentStatus.optional().meta({
+      description:
+        'Answer once the deployment is in this status or any settled one (running, stopped, failed), or when `timeout` passes; without it the answer is immediate.',
+    }),
+    timeout: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(WAIT_MAX_S)
+      .default(30)
+      .meta({ description: `Seconds to wait at most (1 to ${WAIT_MAX_S}); the answer then shows the status as it is.` }),
+  })
+  .strict();
+
 export const LogsQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) }).strict();
 
 // Responses
