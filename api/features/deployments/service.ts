@@ -19,15 +19,15 @@ import { AppError } from '../../../shared/errors';
 import type { Principal } from '../../../shared/identity/service';
 import { imageDeployRefusal } from '../../../shared/images/registry-guard';
 import type { Logger } from '../../../shared/logger';
-import { privateTargetReason } from '../../../shared/net-guard';
-import { roleAllows } from '../../../shared/permissions';
 import { PLAN_POLICIES } from '../../../shared/plans';
 import { currentRequestId } from '../../../shared/request-context';
 import { createEnvSealer } from '../../../shared/secrets/deployment-env';
 import type { SecretEnvironment } from '../../../shared/secrets/store';
-import { gitSecretRefusal, type Vault } from '../../../shared/secrets/vault';
+import type { Vault } from '../../../shared/secrets/vault';
 import type { UploadStore } from '../../../shared/uploads/store';
 import { type DeploymentWorkflowInput, destroySignal } from '../../../workflows/deployment/commands';
+import { createDeploymentCommands } from './commands';
+import { createGitSourceCheck } from './git-source';
 import { providerAvailability } from './providers';
 import type { Quota } from './quota';
 
@@ -55,6 +55,8 @@ export interface DeploymentServiceDeps {
   config: Pick<
     Config,
     | 'DEPLOY_READY_TIMEOUT_S'
+    | 'RELEASES_KEPT'
+    | 'DEPLOYMENT_COMMANDS_PER_RUN'
     | 'TEMPORAL_TASK_QUEUE'
     | 'QUOTA_MULTIPLIER'
     | 'BUILD_TIMEOUT_S'
@@ -73,6 +75,7 @@ const DESTROY_SIGNAL_DEADLINE_MS = 10_000;
 export function createDeploymentService(deps: DeploymentServiceDeps) {
   const { store, temporal } = deps;
   const env = createEnvSealer(deps.config.SECRETS_KEY);
+  const git = createGitSourceCheck(deps);
 
   /** The workflow's options that say where it runs and how an operator finds it (request ID in the memo). */
   function workflowOptions(record: DeploymentRecord, principal: Pick<Principal, 'org'>) {
@@ -99,6 +102,8 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
       limits: PLAN_POLICIES[principal.org.plan].limits,
       readyTimeoutS: deps.config.DEPLOY_READY_TIMEOUT_S,
       buildTimeoutS: deps.config.BUILD_TIMEOUT_S,
+      releasesKept: deps.config.RELEASES_KEPT,
+      commandsPerRun: deps.config.DEPLOYMENT_COMMANDS_PER_RUN,
       version: record.version,
     };
   }
@@ -199,37 +204,6 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
     return record;
   }
 
-  /**
-   * A Git token leaves the vault only for a caller allowed to send secrets (secret.use, beyond deployment.create),
-   * over https to a host the secret is bound to, from the deploy's vault environment. The worker checks the
-   * binding again before it opens the value.
-   */
-  async function gitSecret(principal: Principal, id: string, repoUrl: string, environment: SecretEnvironment) {
-    if (!principal.token.scopes.includes('secret.use') || !roleAllows(principal.user.role, 'secret.use')) {
-      throw new AppError(
-        'INSUFFICIENT_SCOPE',
-        "gitTokenSecretId needs the secret.use permission (in the token's scopes and your role); deploy without it or use a token that has it.",
-        { required: 'secret.use' },
-      );
-    }
-    const summary = await deps.vault.describe(principal.org._id, id);
-    if (!summary) {
-      throw new AppError(
-        'INVALID_REQUEST',
-        `gitTokenSecretId ${id} is not a secret of this organisation; create one with POST /platform/secrets.`,
-        { gitTokenSecretId: id },
-      );
-    }
-    const refusal = gitSecretRefusal(summary, {
-      url: repoUrl,
-      environment,
-      allowHttp: deps.config.ALLOW_PRIVATE_GIT_HOSTS,
-    });
-    if (refusal)
-      throw new AppError('INVALID_REQUEST', `gitTokenSecretId is refused: ${refusal}.`, { gitTokenSecretId: id });
-    return id;
-  }
-
   async function get(principal: Principal, id: string): Promise<DeploymentRecord> {
     const record = await store.get(principal.org._id, id);
     if (!record) throw notFound(id);
@@ -237,6 +211,9 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
   }
 
   return {
+    /** stop, start, redeploy, scale, rollback and the follow-up of each (./commands.ts). */
+    ...createDeploymentCommands({ store, temporal, config: deps.config }),
+
     async deployImage(
       principal: Principal,
       input: DeployInput & { image: string },
@@ -280,17 +257,9 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
       } else {
         const vaultEnvironment = input.vaultEnvironment ?? 'PRODUCTION';
         const secret = input.gitTokenSecretId
-          ? await gitSecret(principal, input.gitTokenSecretId, input.repoUrl!, vaultEnvironment)
+          ? await git.secret(principal, input.gitTokenSecretId, input.repoUrl!, vaultEnvironment)
           : undefined;
-        // Refused here so the caller hears at once; the worker checks again when it clones (DNS may change).
-        const blocked = deps.config.ALLOW_PRIVATE_GIT_HOSTS
-          ? undefined
-          : await privateTargetReason(new URL(input.repoUrl!));
-        if (blocked) {
-          throw new AppError('INVALID_REQUEST', `repoUrl is refused: ${blocked}. Use a publicly reachable Git host.`, {
-            repoUrl: input.repoUrl,
-          });
-        }
+        await git.repoUrl(input.repoUrl!);
         source = {
           type: 'git',
           repoUrl: input.repoUrl!,
