@@ -61,6 +61,13 @@ const schema = z.object({
   /** Seconds a new container has to answer on its port before the deploy fails. */
   DEPLOY_READY_TIMEOUT_S: z.coerce.number().int().min(1).max(3600).default(60),
 
+  // Deployment commands and releases (workflows/deployment, DESIGN.md §4); read by the api when it starts a
+  // deployment's workflow, which keeps them for its life.
+  /** Releases whose images are kept from pruning: a rollback can go to any of them, with no registry or rebuild. */
+  RELEASES_KEPT: z.coerce.number().int().min(1).max(100).default(10),
+  /** Commands one workflow run carries out before it continues as new, so its history stays small. */
+  DEPLOYMENT_COMMANDS_PER_RUN: z.coerce.number().int().min(1).max(1000).default(100),
+
   // Edge router (DESIGN.md §12, shared/edge): Caddy driven through its admin API; deployments' stable URLs are
   // http://<name>-<short id>.<EDGE_DOMAIN>:<EDGE_PORT>. `npm start` runs one unless EDGE_ADMIN_URL is set.
   /** Caddy's admin API: loopback or a private network only, it reconfigures the router without credentials. */

@@ -5,6 +5,7 @@ import { WorkflowUpdateFailedError, type WorkflowUpdateHandle, WorkflowUpdateSta
 import type { UpdateDefinition } from '@temporalio/common';
 import { request } from 'undici';
 
+import { createDeploymentCommands } from '../../api/features/deployments/commands';
 import { deploymentWorkflowId, LABELS } from '../../shared/constants';
 import { createDeploymentStore } from '../../shared/deployments/store';
 import { createEnvSealer } from '../../shared/secrets/deployment-env';
@@ -20,6 +21,7 @@ import {
 } from '../../workflows/deployment/commands';
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
+import { carriesSecret, historyToJSON } from '../helpers/history-json';
 import { buildFixtureImage } from '../helpers/images';
 import { exited, spawnWorker } from '../helpers/worker-process';
 
@@ -98,7 +100,12 @@ describe('deployment commands (Updates on the entity workflow, real Temporal, en
   let cmd: ReturnType<typeof commander>;
 
   beforeAll(async () => {
-    h = await startHarness('commands', { RATE_LIMIT_COMPAT_READS_PER_MIN: '100000', DEPLOY_READY_TIMEOUT_S: '20' });
+    // Three commands per run: a deployment given more continues as new, carrying its state across.
+    h = await startHarness('commands', {
+      RATE_LIMIT_COMPAT_READS_PER_MIN: '100000',
+      DEPLOY_READY_TIMEOUT_S: '20',
+      DEPLOYMENT_COMMANDS_PER_RUN: '3',
+    });
     image = await buildFixtureImage(h.docker, 'env-hello');
     cmd = commander(h);
   });
@@ -122,7 +129,7 @@ describe('deployment commands (Updates on the entity workflow, real Temporal, en
     const running = (await api.waitFor(id, ['running', 'failed'])) as unknown as Deployment;
     expect(running.status).toBe('running');
     const get = async () => (await api.get<Deployment>(`/compat/deployments/${id}`)).body;
-    return { id, orgId, api, get, url: running.url };
+    return { id, orgId, token, api, get, url: running.url };
   }
 
   it('stop, then start: containers stopped, the router answers 503, then the same URL serves again', async () => {
@@ -214,6 +221,8 @@ describe('deployment commands (Updates on the entity workflow, real Temporal, en
 
   it('rollback to a named revision and to the last healthy one reuses their image and env', async () => {
     const d = await deploy({ FIRST: 'x' });
+    const workflow = h.temporal.workflow.getHandle(deploymentWorkflowId(d.id));
+    const firstRun = (await workflow.describe()).runId;
     await cmd.run(d.id, redeployCommand, await cmd.envSet(d.id, d.orgId, { SECOND: 'y' }));
     await cmd.run(d.id, redeployCommand, await cmd.envSet(d.id, d.orgId, { THIRD: 'z' }));
 
@@ -230,6 +239,10 @@ describe('deployment commands (Updates on the entity workflow, real Temporal, en
       [4, 'rollback', 1],
     ]);
     expect(new Set(items.map((r) => r.imageId)).size).toBe(1);
+    // Four commands: the run continued as new after the third, and the fourth ran on the state it carried.
+    expect((await workflow.describe()).runId).not.toBe(firstRun);
+    const ended = (await h.temporal.workflow.getHandle(deploymentWorkflowId(d.id), firstRun).fetchHistory()).events;
+    expect(ended?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
   });
 
   it('scale to 3 spreads requests over 3 containers; back to 1 removes two', async () => {
@@ -244,6 +257,38 @@ describe('deployment commands (Updates on the entity workflow, real Temporal, en
     expect(await cmd.run(d.id, scaleCommand, { replicas: 1, maxReplicas: 5 })).toMatchObject({ replicas: 1 });
     expect(await containers(d.id)).toHaveLength(1);
     expect((await open(d.url)).status).toBe(200);
+  });
+
+  it("through the api's service: refusals are INVALID_REQUEST with the status and what is allowed; a redeploy seals its values and is followed to its end", async () => {
+    const d = await deploy();
+    const commands = createDeploymentCommands({
+      store: createDeploymentStore(h.db),
+      temporal: h.temporal,
+      config: h.config,
+    });
+    const principal = await h.identity.authenticate(d.token);
+    await expect(commands.start(principal, d.id)).rejects.toMatchObject({
+      code: 'INVALID_REQUEST',
+      details: { status: 'running', allowed: ['stop', 'redeploy', 'scale', 'rollback', 'destroy'] },
+    });
+    await expect(commands.scale(principal, d.id, 6)).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+    const stranger = await h.identity.authenticate((await h.newOrg('pro')).token);
+    await expect(commands.stop(stranger, d.id)).rejects.toMatchObject({ code: 'DEPLOYMENT_NOT_FOUND' });
+
+    const secret = `sk-${randomUUID()}`;
+    const accepted = await commands.redeploy(principal, d.id, { TOKEN: secret });
+    expect(accepted).toMatchObject({
+      deployment: { _id: d.id },
+      command: { name: 'redeploy', id: expect.any(String) },
+    });
+    const done = await eventually(async () => {
+      const p = await commands.command(principal, d.id, accepted.command.id);
+      return p.state === 'running' ? undefined : p;
+    }, 'the redeploy to end');
+    expect(done).toMatchObject({ state: 'succeeded', outcome: { revision: 2, status: 'running' } });
+    expect((await d.get()).envVarNames).toEqual(['TOKEN']);
+    const history = historyToJSON(await h.temporal.workflow.getHandle(deploymentWorkflowId(d.id)).fetchHistory());
+    expect(carriesSecret(history, secret)).toBe(false);
   });
 
   it('a deploy in progress takes only a destroy', async () => {

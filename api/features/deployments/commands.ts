@@ -1,0 +1,202 @@
+import {
+  type Client,
+  WorkflowClient,
+  type WorkflowClientInterceptor,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
+} from '@temporalio/client';
+import { defaultPayloadConverter, type UpdateDefinition } from '@temporalio/common';
+import { v4 as uuidv4 } from 'uuid';
+
+import type { Config } from '../../../shared/config';
+import { deploymentWorkflowId } from '../../../shared/constants';
+import type { DeploymentStore } from '../../../shared/deployments/store';
+import type { DeploymentRecord } from '../../../shared/deployments/types';
+import { AppError } from '../../../shared/errors';
+import type { Principal } from '../../../shared/identity/service';
+import { PLAN_POLICIES } from '../../../shared/plans';
+import { currentRequestId } from '../../../shared/request-context';
+import { createEnvSealer } from '../../../shared/secrets/deployment-env';
+import {
+  COMMAND_REFUSED,
+  type CommandName,
+  type CommandOutcome,
+  type CommandRefusal,
+  commandsQuery,
+  redeployCommand,
+  rollbackCommand,
+  scaleCommand,
+  startCommand,
+  stopCommand,
+} from '../../../workflows/deployment/commands';
+
+/** What the api answers (202) when the deployment's workflow accepted a command: follow it with `command.id`. */
+export interface CommandAccepted {
+  deployment: DeploymentRecord;
+  command: { id: string; name: CommandName };
+}
+
+/** The follow-up of an accepted command: waiting or running, or how it ended. */
+export type CommandProgress =
+  | { id: string; state: 'running' }
+  | { id: string; state: 'succeeded'; outcome: CommandOutcome }
+  | { id: string; state: 'failed'; message: string };
+
+/** A validator's refusal, read from the update's outcome before the caller is answered. */
+class Refused extends Error {
+  constructor(
+    message: string,
+    readonly refusal?: CommandRefusal,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * startUpdate answers as soon as the update is accepted or rejected; a rejection arrives as the update's outcome,
+ * which the handle only shows when awaited. Read here, it becomes a 400 at once instead of a 202 for a command that
+ * will never run.
+ */
+const refusals: WorkflowClientInterceptor = {
+  async startUpdate(input, next) {
+    const out = await next(input);
+    const failure = out.outcome?.failure;
+    if (failure?.applicationFailureInfo?.type === COMMAND_REFUSED) {
+      const payload = failure.applicationFailureInfo.details?.payloads?.[0];
+      const refusal = payload ? defaultPayloadConverter.fromPayload<CommandRefusal>(payload) : undefined;
+      throw new Refused(failure.message ?? 'The command was refused.', refusal);
+    }
+    return out;
+  },
+};
+
+const notFound = (id: string) =>
+  new AppError('DEPLOYMENT_NOT_FOUND', `No deployment ${id} in this organisation.`, { deploymentId: id });
+
+/**
+ * The deployment controls of DESIGN.md §4 — stop, start, redeploy, scale, rollback — as the api sends them: each is
+ * a Workflow Update on `deployment/<id>`, answered once the workflow accepted it (its validator checked the status)
+ * and carried out in the order accepted. Destroy stays DeploymentService.destroy (intent, hide, signal).
+ */
+export function createDeploymentCommands(deps: {
+  store: Pick<DeploymentStore, 'get' | 'releases'>;
+  temporal: Client;
+  config: Pick<Config, 'SECRETS_KEY'>;
+}) {
+  const { store } = deps;
+  const env = createEnvSealer(deps.config.SECRETS_KEY);
+  const workflows = new WorkflowClient({
+    connection: deps.temporal.connection,
+    namespace: deps.temporal.options.namespace,
+    interceptors: [refusals],
+  });
+
+  async function live(principal: Principal, id: string): Promise<DeploymentRecord> {
+    const record = await store.get(principal.org._id, id);
+    if (!record) throw notFound(id);
+    return record;
+  }
+
+  async function send<A extends unknown[]>(
+    principal: Principal,
+    id: string,
+    name: CommandName,
+    def: UpdateDefinition<CommandOutcome, A>,
+    args: A,
+  ): Promise<CommandAccepted> {
+    const record = await live(principal, id);
+    // The request's ID makes a retried request the same update: the workflow runs it once.
+    const requestId = currentRequestId();
+    const updateId = requestId ? `${name}:${requestId}` : `${name}:${uuidv4()}`;
+    // One signature for updates with and without arguments (startUpdate's overloads split them).
+    const startUpdate = workflows.getHandle(deploymentWorkflowId(id)).startUpdate as (
+      d: unknown,
+      o: unknown,
+    ) => Promise<{ updateId: string }>;
+    try {
+      const handle = await startUpdate(def, { args, updateId, waitForStage: WorkflowUpdateStage.ACCEPTED });
+      return { deployment: (await store.get(principal.org._id, id)) ?? record, command: { id: handle.updateId, name } };
+    } catch (err) {
+      if (err instanceof Refused) {
+        throw new AppError('INVALID_REQUEST', err.message, {
+          deploymentId: id,
+          ...(err.refusal ? { status: err.refusal.status, allowed: err.refusal.allowed } : {}),
+        });
+      }
+      // Its workflow has ended: the deployment was destroyed meanwhile.
+      if (err instanceof WorkflowNotFoundError) throw notFound(id);
+      throw err;
+    }
+  }
+
+  return {
+    stop: (principal: Principal, id: string) => send(principal, id, 'stop', stopCommand, []),
+
+    start: (principal: Principal, id: string) => send(principal, id, 'start', startCommand, []),
+
+    /**
+     * Replaces the environment with `envVars` in a new release started beside the serving one. The values are
+     * sealed into an env set first; the command names the set, so no value enters workflow history.
+     */
+    async redeploy(principal: Principal, id: string, envVars: Record<string, string>) {
+      const record = await live(principal, id);
+      const envRef = uuidv4();
+      const envNames = Object.keys(envVars).sort();
+      const envSealed = env.seal({ _id: id, orgId: record.orgId }, envVars);
+      await store.releases.putEnvSet({
+        _id: envRef,
+        deploymentId: id,
+        orgId: record.orgId,
+        envNames,
+        ...(envSealed ? { envSealed } : {}),
+        createdAt: new Date(),
+      });
+      return send(principal, id, 'redeploy', redeployCommand, [{ envNames, envRef }]);
+    },
+
+    /** 0 to the plan's maximum; 0 stops the deployment. */
+    async scale(principal: Principal, id: string, replicas: number) {
+      const maxReplicas = PLAN_POLICIES[principal.org.plan].maxReplicas;
+      if (!Number.isInteger(replicas) || replicas < 0 || replicas > maxReplicas) {
+        throw new AppError(
+          'INVALID_REQUEST',
+          `replicas must be a whole number from 0 to ${maxReplicas} on the ${principal.org.plan} plan.`,
+          { replicas, maxReplicas },
+        );
+      }
+      return send(principal, id, 'scale', scaleCommand, [{ replicas, maxReplicas }]);
+    },
+
+    /** To `revision`, or without it to the last release that was healthy before the serving one. */
+    rollback: (principal: Principal, id: string, revision?: number) =>
+      send(principal, id, 'rollback', rollbackCommand, [revision === undefined ? {} : { revision }]),
+
+    /** Where an accepted command stands: waiting or being carried out, or how it ended. */
+    async command(principal: Principal, id: string, commandId: string): Promise<CommandProgress> {
+      await live(principal, id);
+      const handle = workflows.getHandle(deploymentWorkflowId(id));
+      try {
+        const view = await handle.query(commandsQuery);
+        if ([view.running, ...view.queued].some((c) => c?.updateId === commandId))
+          return { id: commandId, state: 'running' };
+        // Ended: its outcome is kept by the server (within this run of the workflow).
+        const outcome = await handle.getUpdateHandle<CommandOutcome>(commandId).result();
+        return { id: commandId, state: 'succeeded', outcome };
+      } catch (err) {
+        if (err instanceof WorkflowUpdateFailedError)
+          return { id: commandId, state: 'failed', message: (err.cause as Error | undefined)?.message ?? err.message };
+        if (err instanceof WorkflowNotFoundError) throw notFound(id);
+        if ((err as { code?: number }).code === 5 || /not found/i.test((err as Error).message))
+          throw new AppError(
+            'INVALID_REQUEST',
+            `No command ${commandId} on deployment ${id}; commands are kept while the deployment's workflow run lasts.`,
+            { commandId },
+          );
+        throw err;
+      }
+    },
+  };
+}
+
+export type DeploymentCommands = ReturnType<typeof createDeploymentCommands>;
