@@ -31,13 +31,15 @@ export async function followDeployment(api: Api, id: string, opts: FollowOptions
   let last: DeploymentView | undefined;
   const seenLogs = new Set<string>();
 
-  async function readStatus(): Promise<DeploymentView> {
+  // The first read answers at once, so the display shows where the deployment is before any long-poll holds.
+  async function readStatus(first: boolean): Promise<DeploymentView> {
     const wait = Math.min(LONG_POLL_S, Math.max(1, Math.ceil((deadline - Date.now()) / 1000)));
     const base = `/compat/deployments/${id}`;
-    const r = await api.get<DeploymentView>(longPoll ? `${base}?wait=running&timeout=${wait}` : base, [400, 404]);
-    if (r.status === 400 && longPoll) {
+    const polling = longPoll && !first;
+    const r = await api.get<DeploymentView>(polling ? `${base}?wait=running&timeout=${wait}` : base, [400, 404]);
+    if (r.status === 400 && polling) {
       longPoll = false;
-      return readStatus();
+      return readStatus(false);
     }
     if (r.status === 404)
       throw new CliError(`deployment ${id} no longer exists (destroyed while it was followed)`, undefined, 1, r.body);
@@ -60,9 +62,9 @@ export async function followDeployment(api: Api, id: string, opts: FollowOptions
   })();
 
   try {
-    for (;;) {
+    for (let first = true; ; first = false) {
       const started = Date.now();
-      last = await readStatus();
+      last = await readStatus(first);
       opts.progress.deployment(last);
       if (FINAL.has(last.status)) break;
       if (Date.now() >= deadline)
@@ -72,7 +74,7 @@ export async function followDeployment(api: Api, id: string, opts: FollowOptions
           2,
           last,
         );
-      const gap = MIN_STATUS_GAP_MS - (Date.now() - started);
+      const gap = (first ? 0 : MIN_STATUS_GAP_MS) - (Date.now() - started);
       if (gap > 0) await sleep(gap);
     }
   } finally {

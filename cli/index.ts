@@ -90,6 +90,11 @@ apiCommand('destroy', 'destroy a deployment for good (asks you to type its name 
   .action((id: string, o: ConnectionOptions & { yes?: boolean }) => withApi(o, (api, out) => destroy(api, out, id, o)));
 
 registerAdmin(program);
+// The MCP tools over stdio for a local agent (api/mcp/stdio.ts): loaded only for this command, it composes the api.
+program
+  .command('mcp')
+  .description("serve Slipway's MCP tools over stdio (token in SLIPWAY_TOKEN; the api's own configuration)")
+  .action(async () => (await import('../api/mcp/stdio')).serveStdio().then(() => process.exit(0)));
 
 program.parseAsync().catch((err: unknown) => {
   if (err instanceof CliError) {

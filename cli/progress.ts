@@ -5,7 +5,8 @@ export interface Progress {
   deployment(d: DeploymentView): void;
   logs(lines: LogLine[]): void;
   note(text: string): void;
-  stop(): void;
+  /** The last frame stays: marked done or failed, or, when the user stopped watching, left as it was (■). */
+  stop(interrupted?: boolean): void;
 }
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -31,16 +32,17 @@ export function terminalProgress(out: NodeJS.WriteStream, startedAt = Date.now()
   const width = () => Math.max(20, (out.columns || 80) - 1);
   const cut = (s: string) => (s.length > width() ? `${s.slice(0, width() - 1)}…` : s);
 
-  function frame(final: boolean): string[] {
-    if (!current) return [`${SPINNER[tick % SPINNER.length]} submitting  ${seconds(startedAt)}`];
+  function frame(end: 'no' | 'done' | 'interrupted'): string[] {
+    const spin = end === 'interrupted' ? '■' : SPINNER[tick % SPINNER.length]!;
+    if (!current) return [`${spin} submitting  ${seconds(startedAt)}`];
     const d = current;
     const failed = d.status === 'failed';
-    const mark = final ? (failed ? '✖' : '✔') : SPINNER[tick % SPINNER.length];
+    const mark = end === 'done' ? (failed ? '✖' : '✔') : spin;
     const phases = phasesOf(d);
     const at = phases.indexOf(d.status);
     const steps = phases.map((p, i) => {
-      if (p === d.status) return `${final ? (failed ? '✖' : '✔') : SPINNER[tick % SPINNER.length]} ${p}`;
-      return `${at > i || (at === -1 && final) ? '✔' : '○'} ${p}`;
+      if (p === d.status) return `${mark} ${p}`;
+      return `${at > i || (at === -1 && end === 'done') ? '✔' : '○'} ${p}`;
     });
     if (failed) steps.push('✖ failed');
     const last = d.events?.at(-1)?.message;
@@ -53,8 +55,8 @@ export function terminalProgress(out: NodeJS.WriteStream, startedAt = Date.now()
     ].map(cut);
   }
 
-  function draw(final = false) {
-    const lines = frame(final);
+  function draw(end: 'no' | 'done' | 'interrupted' = 'no') {
+    const lines = frame(end);
     // Up to the frame's first line, then each line cleared and rewritten, then whatever is left below erased.
     const up = drawn > 0 ? `\u001b[${drawn}A\r` : '';
     out.write(`${up}${lines.map((l) => `\u001b[2K${l}\n`).join('')}\u001b[J`);
@@ -81,9 +83,9 @@ export function terminalProgress(out: NodeJS.WriteStream, startedAt = Date.now()
     note(text) {
       note = text;
     },
-    stop() {
+    stop(interrupted) {
       clearInterval(timer);
-      draw(true);
+      draw(interrupted ? 'interrupted' : 'done');
       restoreCursor();
       process.removeListener('exit', restoreCursor);
     },

@@ -98,7 +98,7 @@ export async function deploy(api: Api, out: Output, o: DeployOptions): Promise<v
   const progress = out.progress(startedAt);
   // Ctrl-C stops the watching, not the deployment: say so, and leave the terminal as it was (cursor shown).
   const interrupted = () => {
-    progress.stop();
+    progress.stop(true);
     process.stderr.write(`\nstopped following; the deployment goes on: slipway status ${id}\n`);
     process.exit(130);
   };

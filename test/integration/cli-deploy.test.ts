@@ -28,6 +28,7 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
   let token: string;
   let hello: string;
   let crash: string;
+  let slow: string;
   let home: string;
   let git: GitServer;
 
@@ -49,9 +50,9 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
 
   /**
    * In a pseudo-terminal (util-linux `script`): stdin, stdout and stderr are all the terminal, as for a person.
-   * `answer` is typed once `prompt` has appeared on the screen.
+   * `keys` are typed once `prompt` has appeared on the screen.
    */
-  function inTerminal(args: string[], dialog?: { prompt: string; answer: string }) {
+  function inTerminal(args: string[], dialog?: { prompt: string; keys: string }) {
     return new Promise<{ code: number | null; screen: string }>((resolve) => {
       const child = spawn('script', ['-q', '-e', '-c', sh([process.execPath, BIN, ...args]), '/dev/null'], {
         env: { ...baseEnv(), TERM: 'xterm-256color', CI: undefined },
@@ -63,7 +64,7 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
         screen += c.toString();
         if (dialog && !typed && screen.includes(dialog.prompt)) {
           typed = true;
-          child.stdin.write(`${dialog.answer}\r`);
+          child.stdin.write(dialog.keys);
         }
       });
       child.stderr.on('data', (c: Buffer) => (screen += c.toString()));
@@ -99,6 +100,7 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
     token = (await h.newOrg('pro')).token;
     hello = await buildFixtureImage(h.docker, 'hello');
     crash = await buildFixtureImage(h.docker, 'crash');
+    slow = await buildFixtureImage(h.docker, 'slow-hello');
     home = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-cli-home-'));
     git = await startGitServer();
   }, 300_000);
@@ -181,11 +183,11 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
 
       // A destroy asks for the name: a wrong one destroys nothing, the right one destroys.
       const id = /ID (\S+)/.exec(r.screen)![1]!;
-      const wrong = await inTerminal(['destroy', id], { prompt: 'to confirm:', answer: 'cli-sit' });
+      const wrong = await inTerminal(['destroy', id], { prompt: 'to confirm:', keys: 'cli-sit\r' });
       expect(wrong.code).toBe(1);
       expect(wrong.screen).toContain('not destroyed');
       expect(await containersOf(id)).toHaveLength(1);
-      const right = await inTerminal(['destroy', id], { prompt: 'to confirm:', answer: 'cli-site' });
+      const right = await inTerminal(['destroy', id], { prompt: 'to confirm:', keys: 'cli-site\r' });
       expect(right.code).toBe(0);
       expect(right.screen).toContain(`destroyed cli-site (${id})`);
       await eventually(async () => ((await containersOf(id)).length === 0 ? true : undefined), 'the container to go');
@@ -270,5 +272,24 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
     } finally {
       follower.kill();
     }
+  });
+
+  it('Ctrl-C while following stops the watching, not the deployment, and gives the terminal back its cursor', async () => {
+    // The app listens only after 6 s: Ctrl-C comes while the display waits for its port.
+    const r = await inTerminal(['deploy', '--image', slow, '--name', 'cli-interrupted', '--wait'], {
+      prompt: 'started, waiting',
+      keys: '\u0003',
+    });
+    expect(r.code).toBe(130);
+    expect(r.screen).toContain('stopped following; the deployment goes on: slipway status ');
+    expect(r.screen.lastIndexOf(`${ESC}[?25h`)).toBeGreaterThan(r.screen.lastIndexOf(`${ESC}[?25l`));
+    // The last frame says it was left, not that it ended: the phase it was in is marked ■, not ✔.
+    expect(r.screen).toMatch(/■ cli-interrupted {2}deploying/);
+    const id = /slipway status (\S+)/.exec(r.screen)![1]!;
+    await eventually(async () => {
+      const s = await slipway(['status', id, '--json']);
+      return (JSON.parse(s.stdout) as { status: string }).status === 'running' ? true : undefined;
+    }, 'the deployment to run on after the CLI stopped following');
+    expect((await slipway(['destroy', id, '--yes'])).code).toBe(0);
   });
 });
