@@ -10,6 +10,7 @@ import type { Logger } from '../shared/logger';
 import type { Redis } from '../shared/redis';
 import type { Vault } from '../shared/secrets/vault';
 import type { DeploymentService } from './features/deployments/service';
+import type { DeploymentFollower } from './features/deployments/events';
 import type { DeploymentWaiter } from './features/deployments/wait';
 import type { FeatureContext } from './features/feature';
 import type { SalesService } from './features/sales/service';
@@ -38,6 +39,8 @@ export interface AppDeps {
   sales: SalesService;
   /** The long-poll of a status read (`?wait=`). */
   waitForDeployment: DeploymentWaiter;
+  /** Status changes and log lines from a cursor on (the events stream). */
+  followDeployment: DeploymentFollower;
   vault: Vault;
 }
 

@@ -19,6 +19,7 @@ import { createUploadStore } from '../shared/uploads/store';
 import type { AppDeps } from './app';
 import { createQuota, quotaRecords } from './features/deployments/quota';
 import { createDeploymentService } from './features/deployments/service';
+import { createDeploymentFollower } from './features/deployments/events';
 import { createDeploymentWaiter } from './features/deployments/wait';
 import { createSalesService } from './features/sales/service';
 import { createUploadService } from './features/uploads/service';
@@ -54,6 +55,7 @@ export async function composeApi(c: {
     resyncS: c.config.QUOTA_RESYNC_S,
   });
   const vault = createVault({ store: secretStore, key: c.config.SECRETS_KEY });
+  const statusFeed = createStatusFeed({ redis: c.redis, keyPrefix: c.config.REDIS_KEY_PREFIX });
   const deployments = createDeploymentService({
     store: deploymentStore,
     logs: logStore,
@@ -75,8 +77,13 @@ export async function composeApi(c: {
     identity: createIdentityService({ store: identityStore }),
     deployments,
     waitForDeployment: createDeploymentWaiter({
-      feed: createStatusFeed({ redis: c.redis, keyPrefix: c.config.REDIS_KEY_PREFIX }),
+      feed: statusFeed,
       get: (principal, id) => deployments.get(principal, id),
+    }),
+    followDeployment: createDeploymentFollower({
+      feed: statusFeed,
+      get: (principal, id) => deployments.get(principal, id),
+      logs: logStore,
     }),
     uploads: createUploadService({ store: uploadStore, s3: c.s3, config: c.config }),
     sales: createSalesService({ store: salesStore, temporal: c.temporal, config: c.config }),

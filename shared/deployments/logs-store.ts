@@ -28,6 +28,31 @@ export function createLogStore(db: Db) {
       );
     },
 
+    /**
+     * Up to `limit` lines written after `cursor` (at, seq), oldest first, each with its own cursor: a follower
+     * (the events stream) reads on from where it stopped.
+     */
+    async after(
+      deploymentId: string,
+      cursor: { at: number; seq: number },
+      limit: number,
+    ): Promise<(LogLine & { cursor: { at: number; seq: number } })[]> {
+      const at = new Date(cursor.at);
+      const docs = await guard('deployment_logs.after', () =>
+        col
+          .find({ deploymentId, $or: [{ at: { $gt: at } }, { at, seq: { $gt: cursor.seq } }] })
+          .sort({ at: 1, seq: 1 })
+          .limit(limit)
+          .toArray(),
+      );
+      return docs.map((d) => ({
+        timestamp: d.at.toISOString(),
+        stream: d.stream,
+        message: d.message,
+        cursor: { at: d.at.getTime(), seq: d.seq },
+      }));
+    },
+
     /** The last `limit` lines, oldest first. */
     async tail(deploymentId: string, limit: number): Promise<LogLine[]> {
       const docs = await guard('deployment_logs.tail', () =>

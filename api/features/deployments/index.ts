@@ -1,4 +1,8 @@
 import { defineFeature } from '../feature';
 import { compatDeploymentRoutes } from './routes.compat';
+import { deploymentEventRoutes } from './routes.events';
 
-export const deploymentsFeature = defineFeature({ name: 'deployments', routes: { compat: compatDeploymentRoutes } });
+export const deploymentsFeature = defineFeature({
+  name: 'deployments',
+  routes: { compat: compatDeploymentRoutes, platform: (ctx) => [...deploymentEventRoutes(ctx)] },
+});

@@ -1,0 +1,93 @@
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+
+import { client } from '../helpers/client';
+import { type Harness, startHarness } from '../helpers/harness';
+import { buildFixtureImage } from '../helpers/images';
+
+type Body = Record<string, unknown> & { status?: string; message?: string };
+
+describe('GET /platform/deployments/{id}/events: a deployment followed as Server-Sent Events', () => {
+  let h: Harness;
+  let slow: string;
+
+  beforeAll(async () => {
+    h = await startHarness('deployment-events');
+    slow = await buildFixtureImage(h.docker, 'slow-hello');
+  });
+  afterAll(() => h?.stop());
+
+  /** Reads the stream to its end (or `stopAfter` events), as an EventSource would. */
+  async function follow(token: string, id: string, lastEventId?: string, stopAfter = Infinity) {
+    const res = await fetch(`${h.baseUrl}/platform/deployments/${id}/events`, {
+      headers: { authorization: `Bearer ${token}`, ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
+    });
+    const events: EventSourceMessage[] = [];
+    if (res.status !== 200) return { status: res.status, body: (await res.json()) as Body, events };
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const parser = createParser({ onEvent: (e) => events.push(e) });
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    while (events.length < stopAfter) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parser.feed(value);
+    }
+    await reader.cancel();
+    return { status: res.status, body: {}, events };
+  }
+
+  it('streams the status changes in order with resumable IDs, and closes once the deployment settles', async () => {
+    const org = await h.newOrg();
+    const api = client(h, org.token);
+    const r = await api.post<Body>('/compat/deploy', { image: slow, name: 'followed', port: 8080 });
+    const id = String(r.body.deploymentId);
+
+    const all = await follow(org.token, id);
+    expect(all.status).toBe(200);
+    const statuses = all.events.filter((e) => e.event === 'status').map((e) => (JSON.parse(e.data) as Body).status);
+    expect(statuses[0]).toBe('queued');
+    expect(statuses.at(-1)).toBe('running');
+    expect(all.events.at(-1)).toMatchObject({ event: 'end', data: JSON.stringify({ status: 'running' }) });
+    expect(all.events.every((e) => typeof e.id === 'string' && e.id.length > 0)).toBe(true);
+    // The record's own history is what was streamed.
+    const record = (await api.get<{ events: Body[] }>(`/compat/deployments/${id}`)).body;
+    expect(statuses).toEqual(record.events.map((e) => e.status));
+
+    // Resuming after the first event gives exactly the rest, no repeat and no gap.
+    const rest = await follow(org.token, id, all.events[0]!.id);
+    expect(rest.events.map((e) => [e.event, e.data])).toEqual(all.events.slice(1).map((e) => [e.event, e.data]));
+    // Resuming after the end gives only the end again.
+    const after = await follow(org.token, id, all.events.at(-2)!.id);
+    expect(after.events.map((e) => e.event)).toEqual(['end']);
+    await api.destroyAndWait(id);
+  });
+
+  it('tells a follower that the deployment was destroyed, then closes', async () => {
+    const org = await h.newOrg();
+    const api = client(h, org.token);
+    const id = String(
+      (await api.post<Body>('/compat/deploy', { image: slow, name: 'gone', port: 8080 })).body.deploymentId,
+    );
+    const following = follow(org.token, id);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await api.del(`/compat/deployments/${id}`)).status).toBe(204);
+    const { events } = await following;
+    // The destroy may overtake the start, or come after the app answered: the stream ends either way.
+    expect(['destroyed', 'end']).toContain(events.at(-1)!.event);
+  });
+
+  it('answers another organisation’s deployment with 404 and a foreign Last-Event-ID with 400, in the platform shape', async () => {
+    const owner = await h.newOrg();
+    const id = String(
+      (await client(h, owner.token).post<Body>('/compat/deploy', { image: slow, name: 'mine', port: 8080 })).body
+        .deploymentId,
+    );
+    const stranger = await h.newOrg();
+    const foreign = await follow(stranger.token, id);
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toEqual({ status: 'error', message: expect.any(String) });
+    const bad = await follow(owner.token, id, 'not-a-cursor');
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toMatch(/Last-Event-ID/);
+    await client(h, owner.token).destroyAndWait(id);
+  });
+});
