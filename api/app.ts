@@ -3,6 +3,8 @@ import express, { type Express } from 'express';
 import type { Db } from 'mongodb';
 import swaggerUi from 'swagger-ui-express';
 
+import type { AuditStore } from '../shared/audit/store';
+import type { Authz } from '../shared/authz/authorize';
 import type { Config } from '../shared/config';
 import { AppError } from '../shared/errors';
 import type { IdentityService } from '../shared/identity/service';
@@ -34,6 +36,10 @@ export interface AppDeps {
   temporal: Client;
   limiters: RateLimiters;
   identity: IdentityService;
+  /** The one access decision (shared/authz): scopes, org role, project role. */
+  authz: Authz;
+  /** The append-only audit trail every mutating route writes to (api/http/audit.ts). */
+  auditTrail: AuditStore;
   deployments: DeploymentService;
   uploads: UploadService;
   sales: SalesService;
@@ -98,7 +104,7 @@ function featureContext(deps: AppDeps): FeatureContext {
   const { limiters } = deps;
   return {
     ...deps,
-    can: (permission) => requirePermission(deps.identity, permission),
+    can: (permission, opts) => requirePermission(deps.authz, permission, opts),
     limit: {
       compatReads: rateLimit(limiters.compatReads, orgKey),
       compatWrites: rateLimit(limiters.compatWrites, orgKey),

@@ -2,6 +2,8 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Client } from '@temporalio/client';
 import type Docker from 'dockerode';
 
+import { createAuditStore } from '../shared/audit/store';
+import { createAuthz } from '../shared/authz/authorize';
 import type { Config } from '../shared/config';
 import type { Database } from '../shared/db/mongo';
 import { createLogStore } from '../shared/deployments/logs-store';
@@ -11,6 +13,7 @@ import { createIdentityService } from '../shared/identity/service';
 import { createIdentityStore } from '../shared/identity/store';
 import { limitRules } from '../shared/limits';
 import type { Logger } from '../shared/logger';
+import { createProjectStore } from '../shared/projects/store';
 import type { Redis } from '../shared/redis';
 import { createSalesStore } from '../shared/sales/store';
 import { createSecretStore } from '../shared/secrets/store';
@@ -43,9 +46,12 @@ export async function composeApi(c: {
   const uploadStore = createUploadStore(db);
   const salesStore = createSalesStore(db);
   const secretStore = createSecretStore(db);
+  const auditStore = createAuditStore(db);
+  const projectStore = createProjectStore(db);
   // Sequential on purpose: FerretDB handles concurrent index builds poorly.
   for (const store of [identityStore, deploymentStore, logStore, uploadStore, salesStore, secretStore])
     await store.ensureIndexes();
+  for (const store of [auditStore, projectStore]) await store.ensureIndexes();
   const limiters = createRateLimiters(c.redis, c.config.REDIS_KEY_PREFIX, limitRules(c.config));
   const quota = createQuota({
     redis: c.redis,
@@ -75,6 +81,8 @@ export async function composeApi(c: {
     temporal: c.temporal,
     limiters,
     identity: createIdentityService({ store: identityStore }),
+    authz: createAuthz({ members: projectStore }),
+    auditTrail: auditStore,
     deployments,
     waitForDeployment: createDeploymentWaiter({
       feed: statusFeed,

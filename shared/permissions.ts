@@ -1,4 +1,8 @@
-/** Scopes and permissions share one vocabulary (DESIGN.md §5): a request needs the permission in both. */
+/**
+ * Scopes and permissions share one vocabulary (DESIGN.md §5): a request needs the permission in the token's scopes
+ * AND in the user's org role AND, for a resource inside a project, in the user's project role. This file is the one
+ * table of who may do what; authorize (shared/authz) enforces it and the OpenAPI description is generated from it.
+ */
 export const PERMISSIONS = [
   'deployment.read',
   'deployment.create',
@@ -14,6 +18,12 @@ export const PERMISSIONS = [
   'secret.manage',
   /** Send a vault secret where a deploy names (a Git token to repoUrl's host): more than deployment.create. */
   'secret.use',
+  /** Add users to the organisation and change their org role. */
+  'user.manage',
+  /** Read the organisation's audit trail. */
+  'audit.read',
+  /** Add, change, test and remove the organisation's AI providers (their keys are org secrets): owners and admins. */
+  'ai_provider.manage',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -21,26 +31,102 @@ export type Permission = (typeof PERMISSIONS)[number];
 export const ORG_ROLES = ['owner', 'admin', 'developer', 'viewer'] as const;
 export type OrgRole = (typeof ORG_ROLES)[number];
 
-const READ: Permission[] = ['deployment.read', 'deployment.logs', 'project.read'];
-const WRITE: Permission[] = [
-  ...READ,
+export const PROJECT_ROLES = ['admin', 'developer', 'viewer'] as const;
+export type ProjectRole = (typeof PROJECT_ROLES)[number];
+
+/**
+ * The permissions a project role can decide: checked against the project role whenever the resource lives in a
+ * project. Everything else (project.create, tokens, secrets, sales, users, audit) is the organisation's alone.
+ */
+export const PROJECT_PERMISSIONS = [
+  'deployment.read',
   'deployment.create',
   'deployment.manage',
-  'project.create',
+  'deployment.logs',
+  'project.read',
   'project.update',
-  'token.manage',
-  'secret.manage',
-  'secret.use',
-];
+  'project.delete',
+  'project.members.manage',
+] as const satisfies readonly Permission[];
 
-export const ROLE_PERMISSIONS: Record<OrgRole, readonly Permission[]> = {
+export type ProjectPermission = (typeof PROJECT_PERMISSIONS)[number];
+
+/**
+ * Project permissions that name nothing outside a project: below org admin they are only ever granted inside a
+ * project, by the project role. A route that forgets to say which project it touches is refused, not opened.
+ */
+export const PROJECT_ONLY_PERMISSIONS = [
+  'project.update',
+  'project.delete',
+  'project.members.manage',
+] as const satisfies readonly ProjectPermission[];
+
+const READ: Permission[] = ['deployment.read', 'deployment.logs', 'project.read'];
+
+/**
+ * Org role → permissions. For a resource inside a project the org role is a ceiling and the project role decides
+ * (owners and admins excepted): a developer holds project.update, project.delete and project.members.manage here so
+ * that one made admin of a project can run it, and can use them only there (PROJECT_ONLY_PERMISSIONS).
+ */
+export const ORG_ROLE_PERMISSIONS: Record<OrgRole, readonly Permission[]> = {
   owner: PERMISSIONS,
   admin: PERMISSIONS,
-  developer: WRITE,
+  developer: [
+    ...READ,
+    'deployment.create',
+    'deployment.manage',
+    'project.create',
+    'project.update',
+    'project.delete',
+    'project.members.manage',
+    'token.manage',
+    'secret.manage',
+    'secret.use',
+  ],
   // A viewer may hold a token naming any scope; the role still refuses what it cannot do.
   viewer: [...READ, 'token.manage'],
 };
 
+/** Project role → permissions inside that project. Org owners and admins act as project admins everywhere. */
+export const PROJECT_ROLE_PERMISSIONS: Record<ProjectRole, readonly ProjectPermission[]> = {
+  admin: PROJECT_PERMISSIONS,
+  developer: ['deployment.read', 'deployment.logs', 'deployment.create', 'deployment.manage', 'project.read'],
+  viewer: ['deployment.read', 'deployment.logs', 'project.read'],
+};
+
+/** The org roles that act as admin of every project of their organisation. */
+export const PROJECT_ADMIN_ORG_ROLES: readonly OrgRole[] = ['owner', 'admin'];
+
+/** @deprecated name kept for callers of the org-only check; see ORG_ROLE_PERMISSIONS. */
+export const ROLE_PERMISSIONS = ORG_ROLE_PERMISSIONS;
+
 export function roleAllows(role: OrgRole, permission: Permission): boolean {
-  return ROLE_PERMISSIONS[role].includes(permission);
+  return ORG_ROLE_PERMISSIONS[role].includes(permission);
+}
+
+export const isProjectOnly = (p: Permission): boolean =>
+  (PROJECT_ONLY_PERMISSIONS as readonly Permission[]).includes(p);
+
+export const isProjectPermission = (p: Permission): p is ProjectPermission =>
+  (PROJECT_PERMISSIONS as readonly Permission[]).includes(p);
+
+export function projectRoleAllows(role: ProjectRole, permission: Permission): boolean {
+  return (PROJECT_ROLE_PERMISSIONS[role] as readonly Permission[]).includes(permission);
+}
+
+/** The table as Markdown, for the OpenAPI description: generated, so the document cannot drift from the checks. */
+export function permissionsMarkdown(): string {
+  const mark = (yes: boolean) => (yes ? '✓' : '–');
+  const header = `| permission | ${ORG_ROLES.map((r) => `org ${r}`).join(' | ')} | ${PROJECT_ROLES.map((r) => `project ${r}`).join(' | ')} |`;
+  const rule = `|${' --- |'.repeat(1 + ORG_ROLES.length + PROJECT_ROLES.length)}`;
+  const rows = PERMISSIONS.map((p) => {
+    const org = ORG_ROLES.map((r) =>
+      roleAllows(r, p) && isProjectOnly(p) && !PROJECT_ADMIN_ORG_ROLES.includes(r)
+        ? 'in projects'
+        : mark(roleAllows(r, p)),
+    );
+    const project = PROJECT_ROLES.map((r) => (isProjectPermission(p) ? mark(projectRoleAllows(r, p)) : 'n/a'));
+    return `| \`${p}\` | ${[...org, ...project].join(' | ')} |`;
+  });
+  return [header, rule, ...rows].join('\n');
 }

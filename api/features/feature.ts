@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 
 import type { Permission } from '../../shared/permissions';
 import type { AppDeps } from '../app';
+import type { CanOptions } from '../http/auth';
 import type { RouteDef } from '../http/routes';
 
 /** The three HTTP origins a feature can serve (DESIGN.md §1); MCP tools come from the same features. */
@@ -12,8 +13,12 @@ export type Origin = 'compat' | 'platform' | 'entitlements';
  * no feature wires authorization or limits by hand.
  */
 export interface FeatureContext extends AppDeps {
-  /** Refuses the request (403, or 404 for a resource the caller cannot see) unless `permission` is granted. */
-  can: (permission: Permission) => RequestHandler;
+  /**
+   * Refuses the request unless `permission` is granted (shared/authz): 403 INSUFFICIENT_SCOPE naming what is
+   * missing, or 404 for a project the caller cannot see. A route whose resource lives in a project says how to find
+   * it — `can('project.update', { project: projectFrom.param('id') })` — and is then judged by the project role too.
+   */
+  can: (permission: Permission, opts?: CanOptions) => RequestHandler;
   /** Compat budgets per organisation (spec, "Limits"), and deployment creation per user on every origin. */
   limit: {
     compatReads: RequestHandler;

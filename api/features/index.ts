@@ -1,4 +1,5 @@
 import type { RouteDef } from '../http/routes';
+import { auditFeature } from './audit';
 import { deploymentsFeature } from './deployments';
 import type { Feature, FeatureContext, Origin } from './feature';
 import { salesFeature } from './sales';
@@ -7,7 +8,14 @@ import { tokensFeature } from './tokens';
 import { uploadsFeature } from './uploads';
 
 /** Every feature, once: the origins, the OpenAPI document and the MCP tool list iterate this list. */
-export const FEATURES: Feature[] = [deploymentsFeature, uploadsFeature, tokensFeature, secretsFeature, salesFeature];
+export const FEATURES: Feature[] = [
+  deploymentsFeature,
+  uploadsFeature,
+  tokensFeature,
+  secretsFeature,
+  salesFeature,
+  auditFeature,
+];
 
 /** The routes an origin serves, in the order of FEATURES. */
 export const routesOf = (origin: Origin, ctx: FeatureContext): RouteDef[] =>

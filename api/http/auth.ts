@@ -1,7 +1,10 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
+import type { Authz } from '../../shared/authz/authorize';
+import type { AppError } from '../../shared/errors';
 import type { IdentityService, Principal } from '../../shared/identity/service';
 import type { Permission } from '../../shared/permissions';
+import { noteAudit } from './audit';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -41,13 +44,50 @@ export function authenticate(
   };
 }
 
+/** Where a route finds the project its resource lives in: a path parameter, a body field, a record's field. */
+export type ProjectOf = (req: Request) => string | undefined | Promise<string | undefined>;
+
+export interface CanOptions {
+  /** The project the request touches; undefined (or no resolver) means a resource of the organisation. */
+  project?: ProjectOf;
+  /** The route's own not-found for a project the caller cannot see (e.g. DEPLOYMENT_NOT_FOUND for its deployment). */
+  notFound?: (req: Request) => AppError;
+}
+
+/** Resolvers for the usual places a project ID sits; only strings count, anything else is "no project". */
+export const projectFrom = {
+  param:
+    (name: string): ProjectOf =>
+    (req) => {
+      const v: unknown = req.params[name];
+      return typeof v === 'string' && v ? v : undefined;
+    },
+  /** Read before validation (authorization comes first), so only a string is taken. */
+  body:
+    (field: string): ProjectOf =>
+    (req) => {
+      const v: unknown = (req.body as Record<string, unknown> | undefined)?.[field];
+      return typeof v === 'string' && v ? v : undefined;
+    },
+};
+
+/**
+ * The route's access check (shared/authz): scopes, org role and, when the route names its project, project role.
+ * The project it resolved is noted for the audit event.
+ */
 export function requirePermission(
-  identity: Pick<IdentityService, 'authorize'>,
+  authz: Pick<Authz, 'authorize'>,
   permission: Permission,
+  opts: CanOptions = {},
 ): RequestHandler {
-  return (req: Request, _res: Response, next: NextFunction) => {
+  return async (req: Request, res: Response, next: NextFunction) => {
     try {
-      identity.authorize(principalOf(req), permission);
+      const projectId = await opts.project?.(req);
+      if (projectId !== undefined) noteAudit(res, { projectId });
+      await authz.authorize(principalOf(req), permission, {
+        projectId,
+        ...(opts.notFound ? { notFound: () => opts.notFound!(req) } : {}),
+      });
       next();
     } catch (err) {
       next(err);

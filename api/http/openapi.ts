@@ -1,6 +1,7 @@
 import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 
+import { permissionsMarkdown } from '../../shared/permissions';
 import { routesOf } from '../features';
 import type { FeatureContext } from '../features/feature';
 import { openApiPath, type RouteDef } from './routes';
@@ -43,6 +44,29 @@ function errorStatusesOf(origin: Origin, r: RouteDef): number[] {
   const resource = r.path.includes(':') ? [404] : [];
   return [...new Set([...origin.everyRoute, ...resource, ...own])].sort();
 }
+
+/** Access control, stated once here and generated from the table the checks use (shared/permissions.ts). */
+const ACCESS_CONTROL = [
+  '## Access control',
+  'A request needs its permission in the token’s scopes AND in the user’s organisation role AND, for a resource ' +
+    'inside a project, in the user’s project role. Organisation owners and admins act as admins of every project. ' +
+    'A developer holds project.update, project.delete and project.members.manage only in projects where their ' +
+    'project role grants them (“in projects”); an org viewer stays read-only whatever their project role.',
+  '',
+  permissionsMarkdown(),
+  '',
+  '- A resource of another organisation, or in a project you are not a member of (unless you are an org owner or ' +
+    'admin), answers 404 as if it did not exist; never 403.',
+  '- A permission you lack answers 403 INSUFFICIENT_SCOPE; the message says what is missing (a token scope, the ' +
+    'org role or the project role).',
+  '- A deployment of no project needs the organisation-level permission only.',
+  '- Lists show only what you can see: below org admin, deployments and projects of projects you are not a member ' +
+    'of are left out (deployments of no project are listed for every role that may read deployments).',
+  '- GET /platform/tokens/current needs no permission: it tells a token what it may do and its remaining budgets.',
+  '- Every mutating call (POST, PUT, PATCH, DELETE) of either API is recorded in the audit trail ' +
+    '(GET /platform/audit, audit.read) with its outcome: success, failure, or denied (403 and 404). Events hold ' +
+    'no request or response body, so no secret value.',
+].join('\n');
 
 const RATE_HEADERS = {
   'X-RateLimit-Limit': { description: 'Requests allowed in the window', schema: { type: 'integer' as const } },
@@ -156,7 +180,8 @@ export function buildOpenApi(ctx: FeatureContext) {
         'Deploy containers from an image, a Git repository or an uploaded zip, then poll, read logs and destroy. ' +
         'Compatibility API under /compat (ErrorResponse errors, X-RateLimit-* headers on every response); platform API under /platform ' +
         '({status:"success", data} bodies, PlatformError errors). Rate limits: compat deploy+delete 20/hour/org, uploads 20/hour/org, ' +
-        'reads 60/min/org; platform 100/15 min per token.',
+        'reads 60/min/org; platform 100/15 min per token.\n\n' +
+        ACCESS_CONTROL,
     },
     servers: [{ url: '/' }],
   });

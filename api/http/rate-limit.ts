@@ -72,9 +72,19 @@ export function rateLimit(limiter: RateLimiterRedis, keyOf: (req: Request) => st
 }
 
 /**
+ * The key each budget counts per (shared/limits.ts `per`): one definition, so what a route consumes and what
+ * GET /platform/tokens/current reports are the same counters.
+ */
+export const limitKey = {
+  org: (req: Request) => principalOf(req).org._id,
+  token: (req: Request) => `token:${principalOf(req).token._id}`,
+  user: (req: Request) => `user:${principalOf(req).user._id}`,
+};
+
+/**
  * Deployment creation, 10 per 15 minutes per user whatever the origin: every route that creates a deployment
  * mounts this after authentication. It counts attempts, like every other limit, so a stream of refused bodies
  * cannot probe without limit either.
  */
 export const deployCreateLimit = (limiters: Pick<RateLimiters, 'deployCreate'>): RequestHandler =>
-  rateLimit(limiters.deployCreate, (req) => `user:${principalOf(req).user._id}`);
+  rateLimit(limiters.deployCreate, limitKey.user);

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 
 import { AppError } from '../../shared/errors';
 import { ROUTE_LOCAL } from './access-log';
+import { type AuditRecorder, type AuditSpec, auditTrail } from './audit';
 import { handle, type Parsed, type Schemas } from './validate';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -24,6 +25,8 @@ export interface RouteDef<S extends Schemas = Schemas> {
   /** Middleware after authentication and before validation: rate limit, permission, body parsers. */
   before: RequestHandler[];
   responses: Record<number, { description: string; schema?: z.ZodType }>;
+  /** The audit event of a mutating route, where deriving it from method and path is wrong (api/http/audit.ts). */
+  audit?: AuditSpec;
   handler: (
     input: Parsed<S>,
     req: Parameters<RequestHandler>[0],
@@ -33,7 +36,8 @@ export interface RouteDef<S extends Schemas = Schemas> {
 
 export const route = <S extends Schemas>(def: RouteDef<S>): RouteDef => def as unknown as RouteDef;
 
-export function mountRoutes(routes: RouteDef[]): Router {
+/** `audit`: every mutating route appends its audit event (the entitlement lookup, all reads, has none). */
+export function mountRoutes(routes: RouteDef[], opts: { audit?: AuditRecorder } = {}): Router {
   const router = Router();
   for (const r of routes) {
     // The pattern, not the URL, goes to the access log: one line shape per route, and no IDs to scrub.
@@ -41,7 +45,8 @@ export function mountRoutes(routes: RouteDef[]): Router {
       res.locals[ROUTE_LOCAL] = req.baseUrl + r.path;
       next();
     };
-    router[r.method](r.path, pattern, ...r.before, handle(r.request, r.handler));
+    const audit = opts.audit && auditTrail(opts.audit, r);
+    router[r.method](r.path, pattern, ...(audit ? [audit] : []), ...r.before, handle(r.request, r.handler));
   }
   router.use(methodNotAllowed(routes));
   return router;

@@ -1,13 +1,13 @@
-import { type Request, Router } from 'express';
+import { Router } from 'express';
 
 import { AppError } from '../../shared/errors';
 import { routesOf } from '../features';
 import type { FeatureContext } from '../features/feature';
-import { authenticate, principalOf } from '../http/auth';
-import { consume, rateLimit } from '../http/rate-limit';
+import { authenticate } from '../http/auth';
+import { consume, limitKey, rateLimit } from '../http/rate-limit';
 import { mountRoutes } from '../http/routes';
 
-export const orgKey = (req: Request) => principalOf(req).org._id;
+export const orgKey = limitKey.org;
 
 /**
  * The compatibility API: every request is authenticated first; a refused token still counts against a per-address
@@ -16,7 +16,9 @@ export const orgKey = (req: Request) => principalOf(req).org._id;
 export function compatRouter(ctx: FeatureContext): Router {
   const router = Router();
   router.use(authenticate(ctx.identity, (req, res) => consume(ctx.limiters.compatAnonymous, `ip:${req.ip}`, res)));
-  router.use(mountRoutes(routesOf('compat', ctx)));
+  router.use(
+    mountRoutes(routesOf('compat', ctx), { audit: { store: ctx.auditTrail, log: ctx.log, origin: 'compat' } }),
+  );
   // An unknown route still spends a read, so its 404 carries the X-RateLimit-* headers like every compat response.
   router.use(rateLimit(ctx.limiters.compatReads, orgKey), (req, _res, next) =>
     next(new AppError('ROUTE_NOT_FOUND', `No route ${req.method} ${req.originalUrl}; see /openapi.json.`)),

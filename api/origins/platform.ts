@@ -3,16 +3,18 @@ import { Router } from 'express';
 import { AppError } from '../../shared/errors';
 import { routesOf } from '../features';
 import type { FeatureContext } from '../features/feature';
-import { authenticate, principalOf } from '../http/auth';
-import { consume, rateLimit } from '../http/rate-limit';
+import { authenticate } from '../http/auth';
+import { consume, limitKey, rateLimit } from '../http/rate-limit';
 import { mountRoutes } from '../http/routes';
 
 /** The platform origin: bearer token, then 100 requests / 15 min per token (per address before a token is known). */
 export function platformRouter(ctx: FeatureContext): Router {
   const router = Router();
   router.use(authenticate(ctx.identity, (req, res) => consume(ctx.limiters.platform, `ip:${req.ip}`, res)));
-  router.use(rateLimit(ctx.limiters.platform, (req) => `token:${principalOf(req).token._id}`));
-  router.use(mountRoutes(routesOf('platform', ctx)));
+  router.use(rateLimit(ctx.limiters.platform, limitKey.token));
+  router.use(
+    mountRoutes(routesOf('platform', ctx), { audit: { store: ctx.auditTrail, log: ctx.log, origin: 'platform' } }),
+  );
   router.use((req, _res, next) =>
     next(new AppError('ROUTE_NOT_FOUND', `No route ${req.method} ${req.originalUrl}; see /openapi.json.`)),
   );

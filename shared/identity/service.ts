@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 
 import { AppError } from '../errors';
-import { type OrgRole, type Permission, PERMISSIONS, roleAllows } from '../permissions';
+import { type OrgRole, type Permission, PERMISSIONS } from '../permissions';
 import type { IdentityStore, OrgRecord, Plan, TokenRecord, UserRecord } from './store';
 import { generateToken, hashToken, TOKEN_PATTERN } from './tokens';
 
 export interface Principal {
   org: OrgRecord;
   user: UserRecord;
-  token: Pick<TokenRecord, '_id' | 'scopes' | 'expiresAt'>;
+  token: Pick<TokenRecord, '_id' | 'name' | 'scopes' | 'expiresAt'>;
 }
 
 const DEFAULT_TOKEN_TTL_S = 90 * 24 * 3600;
@@ -102,20 +102,11 @@ export function createIdentityService({ store }: { store: IdentityStore }) {
         );
       if (!token.lastUsedAt || now.getTime() - token.lastUsedAt.getTime() > TOUCH_EVERY_MS)
         await store.touchToken(token._id, now);
-      return { org, user, token: { _id: token._id, scopes: token.scopes, expiresAt: token.expiresAt } };
-    },
-
-    /** The permission must be in the token's scopes and in the user's role. */
-    authorize(principal: Principal, permission: Permission): void {
-      if (!principal.token.scopes.includes(permission)) {
-        throw new AppError('INSUFFICIENT_SCOPE', `This token lacks the scope ${permission}.`, { required: permission });
-      }
-      if (!roleAllows(principal.user.role, permission)) {
-        throw new AppError('INSUFFICIENT_SCOPE', `The role ${principal.user.role} does not grant ${permission}.`, {
-          required: permission,
-          role: principal.user.role,
-        });
-      }
+      return {
+        org,
+        user,
+        token: { _id: token._id, name: token.name, scopes: token.scopes, expiresAt: token.expiresAt },
+      };
     },
   };
 }

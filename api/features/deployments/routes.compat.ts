@@ -1,6 +1,7 @@
 import { principalOf } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
 import type { FeatureContext } from '../feature';
+import { deploymentProject, newDeploymentProject } from './access';
 import { providerAvailability } from './providers';
 import {
   DeployAccepted,
@@ -30,6 +31,8 @@ export function compatDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
     createdAt: d.createdAt.toISOString(),
   });
   const tags = ['Compatibility API'];
+  const inProject = newDeploymentProject;
+  const itsProject = deploymentProject(deployments);
 
   return [
     route({
@@ -51,7 +54,8 @@ export function compatDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
       description: 'Accepted at once (202); poll statusUrl until status is running or failed.',
       tags,
       request: { body: DeployRequest },
-      before: [writes, creations, can('deployment.create')],
+      before: [writes, creations, can('deployment.create', inProject)],
+      audit: { resource: 'deployment' },
       responses: {
         202: { description: 'Accepted and queued', schema: DeployAccepted },
         404: { description: 'PROJECT_NOT_FOUND: projectId is not a project of this organisation' },
@@ -68,7 +72,8 @@ export function compatDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
       summary: 'Deploy from source: an uploaded zip (uploadId) or a Git repository (repoUrl)',
       tags,
       request: { body: SourceDeployRequest },
-      before: [writes, creations, can('deployment.create')],
+      before: [writes, creations, can('deployment.create', inProject)],
+      audit: { resource: 'deployment' },
       responses: {
         202: { description: 'Accepted and queued', schema: DeployAccepted },
         404: { description: 'PROJECT_NOT_FOUND: projectId is not a project of this organisation' },
@@ -100,7 +105,7 @@ export function compatDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
         'With `?wait=running&timeout=60` the answer comes when the deployment is running or settled (failed, stopped), or after the timeout with the status as it is then: one request, counted as one read, instead of a polling loop.',
       tags,
       request: { params: DeploymentIdParams, query: GetQuery },
-      before: [reads, can('deployment.read')],
+      before: [reads, can('deployment.read', itsProject)],
       responses: { 200: { description: 'The deployment', schema: Deployment } },
       handler: async ({ params, query }, req, res) => {
         const principal = principalOf(req);
@@ -116,7 +121,7 @@ export function compatDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
       summary: 'The last log lines: build and system lines, then the container’s output',
       tags,
       request: { params: DeploymentIdParams, query: LogsQuery },
-      before: [reads, can('deployment.logs')],
+      before: [reads, can('deployment.logs', itsProject)],
       responses: { 200: { description: 'Log lines, oldest first', schema: Logs } },
       handler: async ({ params, query }, req, res) => {
         res.json({ deploymentId: params.id, lines: await deployments.logs(principalOf(req), params.id, query.limit) });
@@ -128,7 +133,7 @@ export function compatDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
       summary: 'Destroy a deployment: permanent, releases everything it held',
       tags,
       request: { params: DeploymentIdParams },
-      before: [writes, can('deployment.manage')],
+      before: [writes, can('deployment.manage', itsProject)],
       responses: { 204: { description: 'Destroyed; every later read of the ID is 404' } },
       handler: async ({ params }, req, res) => {
         await deployments.destroy(principalOf(req), params.id);

@@ -82,6 +82,7 @@ export function salesRoutes(deps: Pick<FeatureContext, 'sales' | 'can'>): RouteD
       path: '/sales/webhook/test',
       summary: 'Send a test event now',
       tags,
+      audit: { action: 'webhook.test', resource: 'webhook' },
       request: {},
       before,
       responses: {

@@ -2,12 +2,13 @@ import { z } from 'zod';
 
 import { AppError } from '../../../shared/errors';
 import type { TokenRecord } from '../../../shared/identity/store';
-import { roleAllows } from '../../../shared/permissions';
+import { PROJECT_ADMIN_ORG_ROLES, roleAllows } from '../../../shared/permissions';
 import { principalOf } from '../../http/auth';
+import { limitKey } from '../../http/rate-limit';
 import { route, type RouteDef } from '../../http/routes';
 import { success } from '../../http/shapes';
 import type { FeatureContext } from '../feature';
-import { CreateTokenRequest, TokenIdParams, TokenSummary } from './schemas';
+import { CreateTokenRequest, CurrentToken, TokenIdParams, TokenSummary } from './schemas';
 
 const view = (t: TokenRecord) => ({
   id: t._id,
@@ -19,10 +20,68 @@ const view = (t: TokenRecord) => ({
   revokedAt: t.revokedAt?.toISOString() ?? null,
 });
 
-export function tokenRoutes(deps: Pick<FeatureContext, 'identity' | 'can'>): RouteDef[] {
+/** The budgets a token's requests spend, each read under the key it is consumed with (limitKey). */
+const BUDGETS = [
+  ['platform', 'token'],
+  ['deployCreate', 'user'],
+  ['compatReads', 'org'],
+  ['compatWrites', 'org'],
+  ['compatUploads', 'org'],
+] as const;
+
+async function budgetsOf(limiters: FeatureContext['limiters'], req: Parameters<typeof principalOf>[0]) {
+  const entries = await Promise.all(
+    BUDGETS.map(async ([name, per]) => {
+      const limiter = limiters[name];
+      // get() reads the counter without spending a point.
+      const r = await limiter.get(limitKey[per](req));
+      return [
+        name,
+        {
+          limit: limiter.points,
+          remaining: Math.max(0, limiter.points - (r?.consumedPoints ?? 0)),
+          windowSeconds: limiter.duration,
+          per,
+          resetAt: r ? new Date(Date.now() + r.msBeforeNext).toISOString() : null,
+        },
+      ] as const;
+    }),
+  );
+  return Object.fromEntries(entries);
+}
+
+export function tokenRoutes(deps: Pick<FeatureContext, 'identity' | 'can' | 'limiters'>): RouteDef[] {
   const { identity } = deps;
   const tags = ['Access tokens'];
   return [
+    route({
+      method: 'get',
+      path: '/tokens/current',
+      summary: 'The calling token: its scopes, user, organisation, effective permissions and remaining budgets',
+      description:
+        'Any valid token may read itself, so an agent can check what it may do before trying. Needs no permission.',
+      tags,
+      request: {},
+      before: [],
+      responses: { 200: { description: 'The calling token', schema: success(CurrentToken) } },
+      handler: async (_input, req, res) => {
+        const { token, user, org } = principalOf(req);
+        res.json({
+          status: 'success',
+          data: {
+            id: token._id,
+            name: token.name,
+            scopes: token.scopes,
+            expiresAt: token.expiresAt.toISOString(),
+            user: { id: user._id, email: user.email, role: user.role },
+            org: { id: org._id, name: org.name, plan: org.plan },
+            permissions: token.scopes.filter((s) => roleAllows(user.role, s)),
+            actsAsProjectAdmin: PROJECT_ADMIN_ORG_ROLES.includes(user.role),
+            limits: await budgetsOf(deps.limiters, req),
+          },
+        });
+      },
+    }),
     route({
       method: 'post',
       path: '/tokens',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { PERMISSIONS } from '../../../shared/permissions';
+import { ORG_ROLES, PERMISSIONS } from '../../../shared/permissions';
 
 const MAX_TTL_S = 365 * 86400;
 /** A shorter token would expire before a caller could use it ("0s" used to issue one already expired). */
@@ -48,3 +48,30 @@ export const TokenSummary = z
     revokedAt: z.iso.datetime().nullable(),
   })
   .meta({ id: 'TokenSummary' });
+
+const Budget = z.object({
+  limit: z.number().int(),
+  remaining: z.number().int(),
+  windowSeconds: z.number().int(),
+  per: z.enum(['org', 'token', 'user']),
+  resetAt: z.iso.datetime().nullable().meta({ description: 'When the window resets; null when nothing is spent' }),
+});
+
+export const CurrentToken = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    scopes: z.array(z.string()),
+    expiresAt: z.iso.datetime(),
+    user: z.object({ id: z.string(), email: z.string(), role: z.enum(ORG_ROLES) }),
+    org: z.object({ id: z.string(), name: z.string(), plan: z.string() }),
+    permissions: z.array(z.enum(PERMISSIONS)).meta({
+      description:
+        'What this token may do across the organisation: its scopes that the org role grants. Inside a project the project role narrows it, unless actsAsProjectAdmin',
+    }),
+    actsAsProjectAdmin: z.boolean().meta({ description: 'Org owners and admins act as admins of every project' }),
+    limits: z.record(z.string(), Budget).meta({
+      description: 'Remaining rate-limit budgets (platform includes this request); reading them spends nothing else',
+    }),
+  })
+  .meta({ id: 'CurrentToken' });

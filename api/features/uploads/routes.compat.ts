@@ -26,6 +26,7 @@ export function compatUploadRoutes(ctx: FeatureContext): RouteDef[] {
       tags,
       request: {},
       multipart: { field: 'archive', description: 'The zip archive' },
+      audit: { resource: 'upload' },
       before: [uploadsLimit, can('deployment.create'), multipart],
       responses: { 201: { description: 'Stored', schema: UploadResult } },
       handler: async (_input, req, res) => {

@@ -1,0 +1,26 @@
+import { AppError } from '../../../shared/errors';
+import { type CanOptions, principalOf, projectFrom } from '../../http/auth';
+import type { DeploymentService } from './service';
+
+/** A deploy naming `projectId` is judged by the caller's role in that project; one of no project by the org role. */
+export const newDeploymentProject: CanOptions = { project: projectFrom.body('projectId') };
+
+/**
+ * `/deployments/:id…`: the project the deployment lives in, so its project role decides. A deployment the caller's
+ * organisation does not hold resolves to none (the handler answers 404), and one in a project the caller cannot see
+ * is reported exactly as an unknown deployment.
+ */
+export const deploymentProject = (deployments: Pick<DeploymentService, 'get'>, param = 'id'): CanOptions => ({
+  project: (req) =>
+    deployments.get(principalOf(req), String(req.params[param])).then(
+      (d: { projectId?: string }) => d.projectId,
+      (err: unknown) => {
+        if (err instanceof AppError && err.code === 'DEPLOYMENT_NOT_FOUND') return undefined;
+        throw err;
+      },
+    ),
+  notFound: (req) =>
+    new AppError('DEPLOYMENT_NOT_FOUND', `No deployment ${String(req.params[param])} in this organisation.`, {
+      deploymentId: String(req.params[param]),
+    }),
+});

@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+
+import type { Request, RequestHandler, Response } from 'express';
+
+import type { AuditStore } from '../../shared/audit/store';
+import type { AuditEvent, AuditOrigin, Outcome } from '../../shared/audit/types';
+import type { Logger } from '../../shared/logger';
+import type { RouteDef } from './routes';
+
+/** What a route may say about its audit event when the derivation from method and path is wrong. */
+export interface AuditSpec {
+  /** `<resource>.<verb>`; derived from the method and path when absent. */
+  action?: string;
+  /** The resource type; derived from the path when absent. */
+  resource?: string;
+  /** The field of the response (its `data`, or the body itself) carrying a created resource's ID. */
+  idField?: string;
+}
+
+export interface AuditRecorder {
+  store: Pick<AuditStore, 'append'>;
+  log: Logger;
+  origin: AuditOrigin;
+}
+
+const NOTE = 'auditNote';
+
+/** What the frame learns while serving (the project authorize resolved): noted for the event. */
+export function noteAudit(res: Response, note: { projectId?: string }): void {
+  res.locals[NOTE] = { ...(res.locals[NOTE] as object | undefined), ...note };
+}
+
+interface Derived {
+  action: string;
+  resource: string;
+  /** The path parameter naming the resource, or none (a creation: the ID comes from the response). */
+  idParam?: string;
+  /** The path parameter naming the project the resource sits in (`/projects/:id/...`). */
+  projectParam?: string;
+  idField?: string;
+}
+
+const singular = (s: string) =>
+  s.endsWith('ies') ? `${s.slice(0, -3)}y` : s.endsWith('s') && !s.endsWith('ss') ? s.slice(0, -1) : s;
+const VERB: Record<string, string> = { post: 'create', put: 'update', patch: 'update', delete: 'delete' };
+
+/**
+ * The event of a route, from its method and path, so routes need no edits: `DELETE /deployments/:id` is
+ * deployment.delete of that deployment; `POST /deployments/:id/stop` is deployment.stop; `POST /projects` is
+ * project.create of the ID in the response; `POST /projects/:id/members` (a plural after an ID) is member.create in
+ * that project. A route whose path says it wrongly sets `audit` (e.g. POST /deploy → deployment.create).
+ */
+export function deriveAudit(r: Pick<RouteDef, 'method' | 'path' | 'audit'>): Derived {
+  const segs = r.path.split('/').filter(Boolean);
+  const param = (s: string | undefined) => s?.startsWith(':') ?? false;
+  const projectAt = segs.findIndex((s, i) => s === 'projects' && param(segs[i + 1]));
+  const projectParam = projectAt >= 0 ? segs[projectAt + 1]!.slice(1) : undefined;
+  const last = segs.at(-1) ?? '';
+  const before = segs.at(-2);
+  let d: Derived;
+  if (param(last)) {
+    d = { action: '', resource: singular(before ?? 'resource'), idParam: last.slice(1) };
+    d.action = `${d.resource}.${VERB[r.method] ?? r.method}`;
+  } else if (param(before)) {
+    const parent = singular(segs.at(-3) ?? 'resource');
+    if (r.method === 'post' && last.endsWith('s') && !last.endsWith('ss')) {
+      d = { action: `${singular(last)}.create`, resource: singular(last) };
+    } else {
+      const verb = r.method === 'post' ? last : `${last}.${VERB[r.method] ?? r.method}`;
+      d = { action: `${parent}.${verb}`, resource: parent, idParam: before!.slice(1) };
+    }
+  } else {
+    d = { action: `${singular(last)}.${VERB[r.method] ?? r.method}`, resource: singular(last) };
+  }
+  const o = r.audit ?? {};
+  return {
+    ...d,
+    ...(o.resource ? { resource: o.resource } : {}),
+    action: o.action ?? (o.resource ? `${o.resource}.${d.action.split('.').at(-1)}` : d.action),
+    ...(o.idField ? { idField: o.idField } : {}),
+    ...(projectParam ? { projectParam } : {}),
+  };
+}
+
+/**
+ * 403, and 404 from a route (a route's 404 always means "names something you cannot reach": another
+ * organisation's resource, a project you are not in, or nothing): refused for access. Looking the ID up across
+ * organisations to tell those apart would be a cross-tenant read on every refusal, so they read the same.
+ */
+export function outcomeOf(status: number): Outcome {
+  if (status < 400) return 'success';
+  return status === 403 || status === 404 ? 'denied' : 'failure';
+}
+
+function createdId(body: unknown, d: Derived): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const b = body as Record<string, unknown>;
+  const data = typeof b.data === 'object' && b.data !== null ? (b.data as Record<string, unknown>) : b;
+  for (const field of [d.idField, 'id', `${d.resource}Id`]) {
+    const v = field ? data[field] : undefined;
+    if (typeof v === 'string' && v) return v;
+  }
+  return undefined;
+}
+
+/** Longest a response waits for its audit write: a stalled database then costs a log line, not a hung client. */
+const WAIT_MS = 5000;
+
+/**
+ * The audit event of every mutating route (DESIGN.md §16), mounted by mountRoutes after authentication. The event
+ * is written before the response ends (res.end waits for the insert): a client that saw its answer can read the
+ * event at once, so the trail is never behind what callers observed — and it costs one insert, on writes only. A
+ * failed write is logged and never fails the request. Bodies are never stored: only the path's IDs and a created
+ * resource's ID, so no secret sent or returned (values, keys, tokens) can reach the trail.
+ */
+export function auditTrail(recorder: AuditRecorder, r: RouteDef): RequestHandler | undefined {
+  if (r.method === 'get') return undefined;
+  const d = deriveAudit(r);
+  return (req: Request, res: Response, next) => {
+    const principal = req.principal;
+    if (!principal) return next();
+    let body: unknown;
+    const json = res.json.bind(res);
+    res.json = (b: unknown) => {
+      body = b;
+      return json(b);
+    };
+    let written: Promise<void> | undefined;
+    const write = (status: number): Promise<void> => {
+      written ??= (async () => {
+        const note = (res.locals[NOTE] ?? {}) as { projectId?: string };
+        const id = d.idParam ? (req.params[d.idParam] as string | undefined) : createdId(body, d);
+        const projectId =
+          note.projectId ??
+          (d.projectParam ? (req.params[d.projectParam] as string | undefined) : undefined) ??
+          (d.resource === 'project' ? id : undefined);
+        const event: AuditEvent = {
+          _id: randomUUID(),
+          at: new Date(),
+          orgId: principal.org._id,
+          ...(projectId ? { projectId } : {}),
+          actor: { type: 'token', userId: principal.user._id, tokenId: principal.token._id },
+          action: d.action,
+          resource: { type: d.resource, ...(id ? { id } : {}) },
+          outcome: outcomeOf(status),
+          status,
+          origin: recorder.origin,
+          ...(req.ip ? { ip: req.ip } : {}),
+          ...(req.get('user-agent') ? { userAgent: req.get('user-agent')!.slice(0, 512) } : {}),
+          requestId: String(req.id),
+        };
+        await recorder.store.append(event);
+      })().catch((err: unknown) =>
+        recorder.log.error({ err, requestId: String(req.id), action: d.action }, 'audit event not written'),
+      );
+      return written;
+    };
+    const end = res.end.bind(res) as (...args: unknown[]) => Response;
+    res.end = ((...args: unknown[]) => {
+      if (written) return end(...args);
+      let timer: NodeJS.Timeout | undefined;
+      const cap = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, WAIT_MS);
+      });
+      void Promise.race([write(res.statusCode), cap]).then(() => {
+        clearTimeout(timer);
+        end(...args);
+      });
+      return res;
+    }) as Response['end'];
+    // A client gone before the answer: the attempt is still recorded (as a failure: it got no answer).
+    res.on('close', () => {
+      if (!written) void write(499);
+    });
+    next();
+  };
+}
