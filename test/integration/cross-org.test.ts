@@ -98,6 +98,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
     // What each path parameter names, by the collection it sits under.
     const idFor: Record<string, string> = {
       '/compat/deployments': deploymentId,
+      '/platform/deployments': deploymentId,
       '/platform/tokens': tokenId,
       '/platform/secrets': secretId,
       '/platform/sales': saleId,

@@ -33,6 +33,7 @@ describe('OpenAPI document', () => {
         'GET /compat/deployments/{id}',
         'DELETE /compat/deployments/{id}',
         'GET /compat/deployments/{id}/logs',
+        'GET /platform/deployments/{id}/events',
         'POST /platform/tokens',
         'GET /platform/tokens',
         'DELETE /platform/tokens/{id}',
