@@ -29,7 +29,7 @@ export async function followDeployment(api: Api, id: string, opts: FollowOptions
   let longPoll = true;
   let done = false;
   let last: DeploymentView | undefined;
-  const seenLogs = new Set<string>();
+  let seenLogs = new Set<string>();
 
   // The first read answers at once, so the display shows where the deployment is before any long-poll holds.
   async function readStatus(first: boolean): Promise<DeploymentView> {
@@ -49,8 +49,10 @@ export async function followDeployment(api: Api, id: string, opts: FollowOptions
 
   async function readLogs() {
     const r = await api.get<{ lines?: LogLine[] }>(`/compat/deployments/${id}/logs?limit=50`, [404]);
-    const fresh = (r.body.lines ?? []).filter((l) => !seenLogs.has(logKey(l)));
-    for (const l of fresh) seenLogs.add(logKey(l));
+    const lines = r.body.lines ?? [];
+    const fresh = lines.filter((l) => !seenLogs.has(logKey(l)));
+    // The window of the last read is enough to tell new lines from old: the server answers the last 50 each time.
+    seenLogs = new Set(lines.map(logKey));
     if (fresh.length) opts.progress.logs(fresh);
   }
 

@@ -94,7 +94,7 @@ registerAdmin(program);
 program
   .command('mcp')
   .description("serve Slipway's MCP tools over stdio (token in SLIPWAY_TOKEN; the api's own configuration)")
-  .action(async () => (await import('../api/mcp/stdio')).serveStdio().then(() => process.exit(0)));
+  .action(async () => (await import('../api/mcp/stdio.js')).serveStdio().then(() => process.exit(0)));
 
 program.parseAsync().catch((err: unknown) => {
   if (err instanceof CliError) {

@@ -27,13 +27,14 @@ export async function logs(api: Api, out: Output, rawId: string, o: { follow?: b
     out.result(first, first.lines.map(lineText).join('\n') || '(no log lines yet)');
     return;
   }
-  const seen = new Set<string>();
+  // Each read is the last `limit` lines: a line is new when the previous read did not hold it. Only that window is
+  // remembered, so a follow of days holds no more than one read's lines (more than `limit` lines within 2 s are
+  // not all shown: raise --limit for a chatty app).
+  let previous = new Set<string>();
   const emit = (lines: LogLine[]) => {
-    for (const l of lines) {
-      if (seen.has(logKey(l))) continue;
-      seen.add(logKey(l));
-      process.stdout.write(out.json ? `${JSON.stringify(l)}\n` : `${lineText(l)}\n`);
-    }
+    for (const l of lines)
+      if (!previous.has(logKey(l))) process.stdout.write(out.json ? `${JSON.stringify(l)}\n` : `${lineText(l)}\n`);
+    previous = new Set(lines.map(logKey));
   };
   emit(first.lines);
   for (;;) {
