@@ -36,6 +36,19 @@ const PLATFORM_ERRORS: Record<number, string> = {
   500: 'Server error; retry with backoff. The message names the request ID',
 };
 
+/**
+ * A stable operation ID from the origin, method and path (`compat_get_deployments_id`), so clients and agents
+ * generated from the document get the same names release after release without anyone naming them by hand.
+ */
+export function operationIdOf(prefix: string, r: Pick<RouteDef, 'method' | 'path'>): string {
+  const origin = prefix.split('/').filter(Boolean).join('_');
+  const words = r.path
+    .split('/')
+    .filter(Boolean)
+    .map((part) => part.replace(/^:/, '').replace(/[^A-Za-z0-9]+/g, '_'));
+  return [origin, r.method, ...words].join('_');
+}
+
 /** The error statuses a route can answer: the origin's common ones, 404 where a path names a resource, its own. */
 function errorStatusesOf(origin: Origin, r: RouteDef): number[] {
   const own = Object.keys(r.responses)
@@ -158,6 +171,7 @@ export function buildOpenApi(ctx: FeatureContext) {
       registry.registerPath({
         method: r.method,
         path: origin.prefix + (r.path === '/' ? '' : openApiPath(r.path)),
+        operationId: operationIdOf(origin.prefix, r),
         summary: r.summary,
         description: r.description,
         tags: r.tags,
