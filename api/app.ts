@@ -26,6 +26,7 @@ import { checkReadiness } from './http/readiness';
 import { requestContext } from './http/request-id';
 import { compatRouter, orgKey } from './origins/compat';
 import { entitlementsRouter } from './origins/entitlements';
+import { mcpRouter } from './origins/mcp';
 import { platformRouter } from './origins/platform';
 
 export interface AppDeps {
@@ -92,6 +93,7 @@ export function buildApp(deps: AppDeps): Express {
   app.use('/compat', compatRouter(ctx), compatErrors(deps.log));
   app.use('/platform', platformRouter(ctx), platformErrors(deps.log));
   app.use('/api/v1/entitlements', entitlementsRouter(ctx));
+  app.use('/mcp', mcpRouter(deps));
   app.use((req, _res, next) => {
     next(new AppError('ROUTE_NOT_FOUND', `No route ${req.method} ${req.path}; see /openapi.json.`));
   });

@@ -95,6 +95,11 @@ program
   .command('mcp')
   .description("serve Slipway's MCP tools over stdio (token in SLIPWAY_TOKEN; the api's own configuration)")
   .action(async () => (await import('../api/mcp/stdio.js')).serveStdio().then(() => process.exit(0)));
+// The MCP tools over stdio for a local agent (api/mcp/stdio.ts): loaded only for this command, it composes the api.
+program
+  .command('mcp')
+  .description("serve Slipway's MCP tools over stdio (token in SLIPWAY_TOKEN; the api's own configuration)")
+  .action(async () => (await import('../api/mcp/stdio.js')).serveStdio().then(() => process.exit(0)));
 
 program.parseAsync().catch((err: unknown) => {
   if (err instanceof CliError) {

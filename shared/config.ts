@@ -89,6 +89,8 @@ const schema = z.object({
   RATE_LIMIT_COMPAT_READS_PER_MIN: z.coerce.number().int().min(1).default(60),
   RATE_LIMIT_PLATFORM_PER_15MIN: z.coerce.number().int().min(1).default(100),
   RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: z.coerce.number().int().min(1).default(10),
+  /** MCP (/mcp and `slipway mcp`): calls per 5 minutes per token (spec: 300). */
+  RATE_LIMIT_MCP_PER_5MIN: z.coerce.number().int().min(1).default(300),
   /** Multiplies every plan's live-deployment quota (benchmarks deploy more than a plan allows). */
   QUOTA_MULTIPLIER: z.coerce.number().int().min(1).default(1),
   /**

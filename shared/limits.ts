@@ -24,6 +24,7 @@ export function limitRules(
     | 'RATE_LIMIT_PLATFORM_PER_15MIN'
     | 'RATE_LIMIT_DEPLOY_CREATE_PER_15MIN'
     | 'RATE_LIMIT_ENTITLEMENTS_PER_MIN'
+    | 'RATE_LIMIT_MCP_PER_5MIN'
   >,
 ) {
   return {
@@ -56,8 +57,8 @@ export function limitRules(
     },
     /** Entitlement lookup: 120 per minute per seller API key (a rotated key starts a fresh budget). */
     entitlements: { name: 'entitlements', points: cfg.RATE_LIMIT_ENTITLEMENTS_PER_MIN, durationS: 60, per: 'key' },
-    /** MCP: 300 requests per 5 minutes per token (for the MCP endpoint; not mounted yet). */
-    mcp: { name: 'mcp', points: 300, durationS: 300, per: 'token' },
+    /** MCP: 300 requests per 5 minutes per token, over HTTP and stdio alike (api/mcp); refused tokens per address. */
+    mcp: { name: 'mcp', points: cfg.RATE_LIMIT_MCP_PER_5MIN, durationS: 300, per: 'token' },
     /** Custom domain verification: 3 per 5 minutes per user (for the domains API; not mounted yet). */
     domainVerification: { name: 'domain-verification', points: 3, durationS: 300, per: 'user' },
   } satisfies Record<string, LimitRule>;

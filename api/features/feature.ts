@@ -4,6 +4,7 @@ import type { Permission } from '../../shared/permissions';
 import type { AppDeps } from '../app';
 import type { CanOptions } from '../http/auth';
 import type { RouteDef } from '../http/routes';
+import type { ToolDef } from '../mcp/tool';
 
 /** The three HTTP origins a feature can serve (DESIGN.md §1); MCP tools come from the same features. */
 export type Origin = 'compat' | 'platform' | 'entitlements';
@@ -32,6 +33,8 @@ export interface FeatureContext extends AppDeps {
 export interface Feature {
   name: string;
   routes: Partial<Record<Origin, (ctx: FeatureContext) => RouteDef[]>>;
+  /** The feature's MCP tools (tools.mcp.ts), served at /mcp and by `slipway mcp` (api/mcp/server.ts). */
+  tools?: (deps: AppDeps) => ToolDef[];
 }
 
 export const defineFeature = (feature: Feature): Feature => feature;

@@ -1,8 +1,11 @@
 import { defineFeature } from '../feature';
 import { compatDeploymentRoutes } from './routes.compat';
 import { deploymentEventRoutes } from './routes.events';
+import { platformDeploymentRoutes } from './routes.platform';
+import { deploymentTools } from './tools.mcp';
 
 export const deploymentsFeature = defineFeature({
   name: 'deployments',
-  routes: { compat: compatDeploymentRoutes, platform: (ctx) => [...deploymentEventRoutes(ctx)] },
+  routes: { compat: compatDeploymentRoutes, platform: (ctx) => [...platformDeploymentRoutes(ctx), ...deploymentEventRoutes(ctx)] },
+  tools: deploymentTools,
 });

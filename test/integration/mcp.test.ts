@@ -1,0 +1,241 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+
+import { type Harness, startHarness } from '../helpers/harness';
+import { buildFixtureImage, buildImageOnce } from '../helpers/images';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+/** The wrong-port app of the issue: it listens on 3000 while its deployment says 8080. */
+const PORT_3000 = 'slipway-test/listens-3000:latest';
+
+let h: Harness;
+let owner: { orgId: string; userId: string; token: string };
+let hello: string;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  h = await startHarness('mcp', { DEPLOY_READY_TIMEOUT_S: '8' });
+  owner = await h.newOrg();
+  hello = await buildFixtureImage(h.docker, 'hello');
+  await buildImageOnce(h.docker, PORT_3000, async (context) => {
+    await fs.copyFile('/bin/busybox', path.join(context, 'busybox'));
+    await fs.mkdir(path.join(context, 'www'));
+    await fs.writeFile(path.join(context, 'www', 'index.html'), 'on 3000\n');
+    await fs.writeFile(
+      path.join(context, 'Dockerfile'),
+      'FROM scratch\nCOPY busybox /bin/busybox\nCOPY www /www\nENTRYPOINT ["/bin/busybox", "httpd", "-f", "-v", "-p", "3000", "-h", "/www"]\n',
+    );
+  });
+}, 300_000);
+
+afterAll(async () => {
+  for (const c of clients) await c.close().catch(() => undefined);
+  await h?.stop();
+});
+
+async function overHttp(token: string): Promise<Client> {
+  const c = new Client({ name: 'mcp-test', version: '1.0.0' });
+  await c.connect(
+    new StreamableHTTPClientTransport(new URL(`${h.baseUrl}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
+  clients.push(c);
+  return c;
+}
+
+/** `slipway mcp` as an agent starts it: the CLI, the token in SLIPWAY_TOKEN, the api's configuration. */
+async function overStdio(token: string): Promise<Client> {
+  const c = new Client({ name: 'mcp-test', version: '1.0.0' });
+  await c.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [path.join(ROOT, 'bin', 'slipway.cjs'), 'mcp'],
+      cwd: ROOT,
+      env: {
+        ...(process.env as Record<string, string>),
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'silent',
+        MONGODB_DB: 'slipway_test',
+        TEMPORAL_TASK_QUEUE: h.taskQueue,
+        REDIS_KEY_PREFIX: h.config.REDIS_KEY_PREFIX,
+        DEPLOY_READY_TIMEOUT_S: '8',
+        SLIPWAY_TOKEN: token,
+      },
+      stderr: 'inherit',
+    }),
+  );
+  clients.push(c);
+  return c;
+}
+
+const TRANSPORTS = { http: overHttp, stdio: overStdio };
+
+type Structured = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+async function call(c: Client, name: string, args: Record<string, unknown> = {}) {
+  const r = (await c.callTool({ name, arguments: args }, undefined, { timeout: 90_000 })) as CallToolResult;
+  return { isError: r.isError === true, s: r.structuredContent as Structured, text: JSON.stringify(r.content) };
+}
+
+async function tokenWith(scopes: string[]) {
+  const t = await h.identity.createToken({
+    orgId: owner.orgId,
+    userId: owner.userId,
+    name: 'mcp-test',
+    scopes: scopes as never,
+  });
+  return t.token;
+}
+
+describe('MCP tool list', () => {
+  it('lists every tool with a title, schemas and all four annotations; a read-only token sees no mutating tool', async () => {
+    const all = (await (await overHttp(owner.token)).listTools()).tools;
+    const names = all.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['whoami', 'deploy', 'get_logs', 'destroy_deployment']));
+    for (const t of all) {
+      expect(t.title).toBeTruthy();
+      expect(t.description!.length).toBeGreaterThan(30);
+      expect(t.inputSchema.type).toBe('object');
+      expect(t.outputSchema?.type).toBe('object');
+      for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const)
+        expect(typeof t.annotations?.[hint]).toBe('boolean');
+    }
+    // What an agent pays to load the list: printed for the closing note.
+    console.log(`tools/list: ${all.length} tools, ${JSON.stringify({ tools: all }).length} characters of JSON`);
+
+    const readOnly = await overHttp(await tokenWith(['deployment.read', 'deployment.logs']));
+    const seen = (await readOnly.listTools()).tools;
+    expect(seen.map((t) => t.name)).toEqual(expect.arrayContaining(['whoami', 'get_deployment', 'get_logs']));
+    expect(seen.filter((t) => t.annotations?.readOnlyHint !== true)).toEqual([]);
+    // Called anyway, the handler checks again.
+    const refused = await call(readOnly, 'deploy', { image: hello, name: 'nope', port: 8080, waitS: 0 });
+    expect(refused.isError).toBe(true);
+    expect(refused.s).toMatchObject({ code: 'INSUFFICIENT_SCOPE', retryable: false, next: { tool: 'whoami' } });
+  });
+
+  it('refuses a missing or unknown token with 401 before any MCP message is read', async () => {
+    const res = await fetch(`${h.baseUrl}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(401);
+    expect(await res.json()).toMatchObject({ jsonrpc: '2.0', error: { data: { code: 'INVALID_TOKEN' } } });
+    await expect(overHttp(`svc_${'x'.repeat(43)}`)).rejects.toMatchObject({ code: 401, message: /INVALID_TOKEN/ });
+  });
+
+  it('answers a bad argument with a structured INVALID_REQUEST result, not a protocol error', async () => {
+    const r = await call(await overHttp(owner.token), 'get_deployment', { deploymentId: 'not-a-uuid' });
+    expect(r.isError).toBe(true);
+    expect(r.s).toMatchObject({ code: 'INVALID_REQUEST', retryable: false });
+    expect(r.s.message).toMatch(/deploymentId/);
+  });
+});
+
+describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])('MCP over %s', (transport) => {
+  let c: Client;
+  beforeAll(async () => {
+    c = await TRANSPORTS[transport](owner.token);
+  }, 120_000);
+
+  it('whoami names the organisation, role, scopes and budgets', async () => {
+    const r = await call(c, 'whoami');
+    expect(r.isError).toBe(false);
+    expect(r.s).toMatchObject({ org: { id: owner.orgId }, user: { role: 'owner' } });
+    expect(r.s.budgets.mcp).toMatchObject({ limit: 300, windowSeconds: 300, per: 'token' });
+  });
+
+  it('deploys a local image and waits for it, reads its logs fenced, then destroys it in two steps', async () => {
+    const deployed = await call(c, 'deploy', {
+      image: hello,
+      name: `mcp-${transport}`,
+      port: 8080,
+      requestId: `mcp-${transport}-1`,
+    });
+    expect(deployed.isError).toBe(false);
+    expect(deployed.s).toMatchObject({ settled: true, deployment: { status: 'running' } });
+    const deploymentId = deployed.s.deploymentId as string;
+    // busybox httpd -v logs each request: lines enough to see the cap at work.
+    for (let i = 0; i < 10; i++) expect((await fetch(deployed.s.deployment.url as string)).status).toBe(200);
+
+    const logs = await call(c, 'get_logs', { deploymentId, stream: 'all', tail: 50 });
+    expect(logs.isError).toBe(false);
+    expect(logs.s.log).toMatch(/^<untrusted-log-[0-9a-f]{12}>\n[\s\S]*\n<\/untrusted-log-[0-9a-f]{12}>$/);
+    expect(logs.s.lines).toBeGreaterThan(0);
+    expect(logs.s.log.length).toBeGreaterThan(400);
+    const tiny = await call(c, 'get_logs', { deploymentId, maxChars: 200 });
+    expect(tiny.s).toMatchObject({ truncated: true });
+    expect(tiny.s.lines).toBeLessThan(logs.s.lines);
+
+    const preview = await call(c, 'destroy_deployment', { deploymentId });
+    expect(preview.s).toMatchObject({ destroyed: false, preview: { name: `mcp-${transport}`, status: 'running' } });
+    expect(
+      await h.docker.listContainers({ filters: { label: [`dev.slipway.deployment-id=${deploymentId}`] } }),
+    ).not.toHaveLength(0);
+    const forged = await call(c, 'destroy_deployment', { deploymentId, confirm: `${preview.s.confirm as string}x` });
+    expect(forged.isError).toBe(true);
+    expect(forged.s).toMatchObject({ code: 'INVALID_REQUEST', next: { tool: 'destroy_deployment' } });
+
+    const destroyed = await call(c, 'destroy_deployment', { deploymentId, confirm: preview.s.confirm });
+    expect(destroyed.s).toMatchObject({ destroyed: true, deploymentId });
+    const gone = await call(c, 'get_deployment', { deploymentId });
+    expect(gone.s).toMatchObject({ code: 'DEPLOYMENT_NOT_FOUND', next: { tool: 'list_deployments' } });
+
+    const events = await h.db
+      .collection('audit_events')
+      .find({ orgId: owner.orgId, origin: 'mcp', 'resource.id': deploymentId })
+      .toArray();
+    expect(events.map((e) => [e.action, e.actor.type, e.outcome])).toEqual(
+      expect.arrayContaining([
+        ['deploy', 'token', 'success'],
+        ['destroy_deployment', 'token', 'failure'],
+        ['destroy_deployment', 'token', 'success'],
+      ]),
+    );
+  });
+});
+
+describe('MCP diagnosis', () => {
+  it('a deploy of an app listening on 3000 while the deployment says 8080 fails, and diagnose says so', async () => {
+    const c = await overHttp(owner.token);
+    const deployed = await call(c, 'deploy', { image: PORT_3000, name: 'wrong-port', port: 8080 });
+    expect(deployed.s).toMatchObject({
+      settled: true,
+      deployment: { status: 'failed' },
+      next: { tool: 'diagnose_deployment' },
+    });
+    const d = await call(c, 'diagnose_deployment', { deploymentId: deployed.s.deploymentId });
+    expect(d.isError).toBe(false);
+    expect(d.s).toMatchObject({ status: 'failed', healthy: false, phase: 'ready' });
+    expect(d.s.hint).toMatch(/8080/);
+    expect(d.s.hint).toMatch(/listen/i);
+  });
+});
+
+describe('MCP rate limit', () => {
+  it('admits 300 requests in 5 minutes per token; the 301st tools/call is an isError result with retryAfterS', async () => {
+    const c = await overHttp(await tokenWith(['deployment.read']));
+    let admitted = 1; // initialize
+    let refused: Awaited<ReturnType<typeof call>> | undefined;
+    while (!refused && admitted <= 300) {
+      const r = await call(c, 'list_deployments', { limit: 1 });
+      if (r.isError) refused = r;
+      else admitted++;
+    }
+    expect(admitted).toBe(300);
+    expect(refused?.s).toMatchObject({
+      code: 'RATE_LIMIT_EXCEEDED',
+      retryable: true,
+      next: { tool: 'list_deployments' },
+    });
+    expect(refused?.s.retryAfterS).toBeGreaterThan(0);
+    // Other requests past the budget are a 429 with Retry-After.
+    await expect(c.listTools()).rejects.toMatchObject({ code: 429, message: /RATE_LIMIT_EXCEEDED/ });
+  });
+});
