@@ -15,8 +15,10 @@ import type { DeploymentService } from './features/deployments/service';
 import type { DeploymentFollower } from './features/deployments/events';
 import type { DeploymentWaiter } from './features/deployments/wait';
 import type { FeatureContext } from './features/feature';
+import type { ProjectService } from './features/projects/service';
 import type { SalesService } from './features/sales/service';
 import type { UploadService } from './features/uploads/service';
+import type { UserService } from './features/users/service';
 import { accessLog } from './http/access-log';
 import { requirePermission } from './http/auth';
 import { compatErrors, fallbackErrors, platformErrors } from './http/errors';
@@ -49,6 +51,8 @@ export interface AppDeps {
   /** Status changes and log lines from a cursor on (the events stream). */
   followDeployment: DeploymentFollower;
   vault: Vault;
+  projects: ProjectService;
+  users: UserService;
 }
 
 /** The composition root of the HTTP surface; `listen` lives in server.ts so tests can build it on their own services. */

@@ -12,6 +12,7 @@ import { createDeploymentStore } from '../shared/deployments/store';
 import { createIdentityService } from '../shared/identity/service';
 import { createIdentityStore } from '../shared/identity/store';
 import { limitRules } from '../shared/limits';
+import { createKeyedLock } from '../shared/locks';
 import type { Logger } from '../shared/logger';
 import { createProjectStore } from '../shared/projects/store';
 import type { Redis } from '../shared/redis';
@@ -20,12 +21,15 @@ import { createSecretStore } from '../shared/secrets/store';
 import { createVault } from '../shared/secrets/vault';
 import { createUploadStore } from '../shared/uploads/store';
 import type { AppDeps } from './app';
+import { createGitSourceCheck } from './features/deployments/git-source';
 import { createQuota, quotaRecords } from './features/deployments/quota';
 import { createDeploymentService } from './features/deployments/service';
 import { createDeploymentFollower } from './features/deployments/events';
 import { createDeploymentWaiter } from './features/deployments/wait';
+import { createProjectService } from './features/projects/service';
 import { createSalesService } from './features/sales/service';
 import { createUploadService } from './features/uploads/service';
+import { createUserService } from './features/users/service';
 import { createRateLimiters } from './http/rate-limit';
 
 /** Builds every store and service of the api from its connections: used by server.ts and by the tests alike. */
@@ -61,12 +65,17 @@ export async function composeApi(c: {
     resyncS: c.config.QUOTA_RESYNC_S,
   });
   const vault = createVault({ store: secretStore, key: c.config.SECRETS_KEY });
+  const identity = createIdentityService({ store: identityStore });
+  const authz = createAuthz({ members: projectStore });
+  // Member and role changes that must keep an admin (an owner) are serialised per project (per org) in Redis.
+  const lock = createKeyedLock(c.redis, c.config.REDIS_KEY_PREFIX);
   const statusFeed = createStatusFeed({ redis: c.redis, keyPrefix: c.config.REDIS_KEY_PREFIX });
   const deployments = createDeploymentService({
     store: deploymentStore,
     logs: logStore,
     uploads: uploadStore,
     vault,
+    projects: projectStore,
     temporal: c.temporal,
     docker: c.docker,
     log: c.log,
@@ -80,8 +89,8 @@ export async function composeApi(c: {
     redis: c.redis,
     temporal: c.temporal,
     limiters,
-    identity: createIdentityService({ store: identityStore }),
-    authz: createAuthz({ members: projectStore }),
+    identity,
+    authz,
     auditTrail: auditStore,
     deployments,
     waitForDeployment: createDeploymentWaiter({
@@ -96,5 +105,14 @@ export async function composeApi(c: {
     uploads: createUploadService({ store: uploadStore, s3: c.s3, config: c.config }),
     sales: createSalesService({ store: salesStore, temporal: c.temporal, config: c.config }),
     vault,
+    projects: createProjectService({
+      store: projectStore,
+      git: createGitSourceCheck({ vault, config: c.config }),
+      deployments,
+      authz,
+      users: identity,
+      lock,
+    }),
+    users: createUserService({ identity, lock }),
   };
 }

@@ -2,10 +2,12 @@ import type { RouteDef } from '../http/routes';
 import { auditFeature } from './audit';
 import { deploymentsFeature } from './deployments';
 import type { Feature, FeatureContext, Origin } from './feature';
+import { projectsFeature } from './projects';
 import { salesFeature } from './sales';
 import { secretsFeature } from './secrets';
 import { tokensFeature } from './tokens';
 import { uploadsFeature } from './uploads';
+import { usersFeature } from './users';
 
 /** Every feature, once: the origins, the OpenAPI document and the MCP tool list iterate this list. */
 export const FEATURES: Feature[] = [
@@ -15,6 +17,8 @@ export const FEATURES: Feature[] = [
   secretsFeature,
   salesFeature,
   auditFeature,
+  projectsFeature,
+  usersFeature,
 ];
 
 /** The routes an origin serves, in the order of FEATURES. */

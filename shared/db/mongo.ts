@@ -63,7 +63,11 @@ export async function guard<T>(operation: string, fn: () => Promise<T>): Promise
 
 export function isDuplicateKey(err: unknown): boolean {
   const cause = err instanceof DatabaseError ? err.cause : err;
-  return typeof cause === 'object' && cause !== null && (cause as { code?: unknown }).code === 11000;
+  if (typeof cause !== 'object' || cause === null) return false;
+  const { code, message } = cause as { code?: unknown; message?: unknown };
+  // FerretDB's SQLite backend answers an insert's duplicate with 11000, but an update's (a rename onto a taken
+  // name) with InternalError (code 1) carrying SQLite's constraint text; the statement is rolled back either way.
+  return code === 11000 || (code === 1 && typeof message === 'string' && message.includes('UNIQUE constraint failed'));
 }
 
 /** Index creation at start-up, retried: api, CLI and test processes may create the same indexes at once. */

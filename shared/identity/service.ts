@@ -39,11 +39,13 @@ export function createIdentityService({ store }: { store: IdentityStore }) {
     return { id: record._id, token, expiresAt: record.expiresAt };
   }
 
-  async function addUser(input: { orgId: string; email: string; role: OrgRole }) {
+  /** The one way a user joins an organisation (CLI and /platform/users); a second e-mail in an org throws 11000. */
+  async function addUser(input: { orgId: string; email: string; name?: string; role: OrgRole }) {
     const user: UserRecord = {
       _id: randomUUID(),
       orgId: input.orgId,
       email: input.email.toLowerCase(),
+      ...(input.name ? { name: input.name } : {}),
       role: input.role,
       createdAt: new Date(),
     };
@@ -79,6 +81,8 @@ export function createIdentityService({ store }: { store: IdentityStore }) {
     listTokens: (orgId: string, userId: string) => store.listTokens(orgId, userId),
     orgExists: async (orgId: string) => (await store.getOrg(orgId)) !== null,
     userExists: async (orgId: string, userId: string) => (await store.getUser(orgId, userId)) !== null,
+    listUsers: (orgId: string, ids?: string[]) => store.listUsers(orgId, ids),
+    setUserRole: (orgId: string, userId: string, role: OrgRole) => store.setUserRole(orgId, userId, role),
 
     /** Resolves a bearer token to its principal, or throws INVALID_TOKEN / TOKEN_EXPIRED. */
     async authenticate(presented: string | undefined, now = new Date()): Promise<Principal> {

@@ -17,6 +17,8 @@ export interface UserRecord {
   _id: string;
   orgId: string;
   email: string;
+  /** How people call them; optional (the CLI adds users by e-mail only). */
+  name?: string;
   role: OrgRole;
   createdAt: Date;
 }
@@ -51,6 +53,20 @@ export function createIdentityStore(db: Db) {
     getOrg: (id: string) => guard('orgs.get', () => orgs.findOne({ _id: id })),
     insertUser: (user: UserRecord) => guard('users.insert', () => users.insertOne(user)),
     getUser: (orgId: string, id: string) => guard('users.get', () => users.findOne({ _id: id, orgId })),
+    /** The org's users by e-mail, or those of `ids` (another org's IDs match nothing). */
+    listUsers: (orgId: string, ids?: string[]) =>
+      guard('users.list', () =>
+        users
+          .find({ orgId, ...(ids ? { _id: { $in: ids } } : {}) })
+          .sort({ email: 1 })
+          .limit(1000)
+          .toArray(),
+      ),
+    /** Writes the role whole (not computed from a read); false when the org has no such user. */
+    async setUserRole(orgId: string, id: string, role: OrgRole): Promise<boolean> {
+      const res = await guard('users.setRole', () => users.updateOne({ _id: id, orgId }, { $set: { role } }));
+      return res.matchedCount === 1;
+    },
     insertToken: (token: TokenRecord) => guard('tokens.insert', () => tokens.insertOne(token)),
     getToken: (orgId: string, id: string) => guard('tokens.get', () => tokens.findOne({ _id: id, orgId })),
     listTokens: (orgId: string, userId: string) =>

@@ -94,6 +94,9 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
     ).data as Body;
     const { saleId, eventId, subscriptionId } = sale as { saleId: string; eventId: string; subscriptionId: string };
     expect(subscriptionId).toEqual(expect.any(String));
+    const projectId = (
+      ok(await a.post<{ data: Body }>('/platform/projects', { name: 'a-project' }), 'project').data as Body
+    ).id as string;
 
     // What each path parameter names, by the collection it sits under.
     const idFor: Record<string, string> = {
@@ -104,12 +107,25 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       '/platform/sales': saleId,
       '/platform/subscriptions': subscriptionId,
       '/platform/sales/deliveries': eventId,
+      '/platform/projects': projectId,
+      '/platform/projects/{id}/members': orgA.userId,
+      '/platform/users': orgA.userId,
     };
     // Bodies that point at A's resources, where a route takes one.
     const bodyFor: Record<string, unknown> = {
       'POST /compat/deploy/source': { name: 'b-steal', uploadId },
       'POST /platform/sales': { productId, buyer: { email: buyer, name: 'B' }, amount: 1, currency: 'EUR' },
       'PATCH /platform/subscriptions/{id}': { status: 'canceled' },
+      'PUT /platform/projects/{id}': { description: 'b was here' },
+      'POST /platform/projects/{id}/members': { userId: orgA.userId, role: 'viewer' },
+      'PATCH /platform/projects/{id}/members/{userId}': { role: 'viewer' },
+      'PATCH /platform/users/{id}': { role: 'viewer' },
+      // A's Git token and A's user through B's own resources.
+      'POST /platform/projects': {
+        name: 'b-steal',
+        repoUrl: 'https://git.example.com/a/repo.git',
+        gitTokenSecretId: secretId,
+      },
     };
     const secondBodies: Record<string, unknown> = {
       // A's Git token through B's deploy.
@@ -119,7 +135,18 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
         gitTokenSecretId: secretId,
       },
     };
-    const aIds = [deploymentId, uploadId, secretId, tokenId, productId, saleId, eventId, subscriptionId];
+    const aIds = [
+      deploymentId,
+      uploadId,
+      secretId,
+      tokenId,
+      productId,
+      saleId,
+      eventId,
+      subscriptionId,
+      projectId,
+      orgA.userId,
+    ];
 
     const doc = (await (await fetch(`${h.baseUrl}/openapi.json`)).json()) as Doc;
     const swept: string[] = [];
@@ -175,6 +202,11 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       secretId,
     );
     expect((await a.get<{ data: Body }>('/platform/sales/webhook')).body.data.url).toBe(webhookUrl);
+    const project = await a.get<{ data: Body }>(`/platform/projects/${projectId}`);
+    expect([project.status, project.body.data.description]).toEqual([200, undefined]);
+    expect((await a.get<{ data: Body[] }>(`/platform/projects/${projectId}/members`)).body.data).toEqual([
+      expect.objectContaining({ userId: orgA.userId, role: 'admin' }),
+    ]);
     const aLookup = await fetch(`${h.baseUrl}/api/v1/entitlements?email=${encodeURIComponent(buyer)}`, {
       headers: { authorization: `Bearer ${apiKey}` },
     });

@@ -19,6 +19,7 @@ import { AppError } from '../../../shared/errors';
 import type { Principal } from '../../../shared/identity/service';
 import { imageDeployRefusal } from '../../../shared/images/registry-guard';
 import type { Logger } from '../../../shared/logger';
+import type { ProjectStore } from '../../../shared/projects/store';
 import { PLAN_POLICIES } from '../../../shared/plans';
 import { currentRequestId } from '../../../shared/request-context';
 import { createEnvSealer } from '../../../shared/secrets/deployment-env';
@@ -48,6 +49,8 @@ export interface DeploymentServiceDeps {
   logs: LogStore;
   uploads: Pick<UploadStore, 'get'>;
   vault: Pick<Vault, 'describe'>;
+  /** A deploy's projectId must name a project of the caller's organisation. */
+  projects: Pick<ProjectStore, 'get'>;
   temporal: Client;
   docker: Docker;
   log: Pick<Logger, 'warn'>;
@@ -143,7 +146,7 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
         plan: principal.org.plan,
       });
     }
-    if (projectId !== undefined) {
+    if (projectId !== undefined && !(await deps.projects.get(principal.org._id, projectId))) {
       throw new AppError('PROJECT_NOT_FOUND', `No project ${projectId} in this organisation.`, { projectId });
     }
     const limit = PLAN_POLICIES[principal.org.plan].maxLiveDeployments * deps.config.QUOTA_MULTIPLIER;
@@ -185,6 +188,7 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
       envNames: Object.keys(input.envVars).sort(),
       ...(Object.keys(input.envVars).length ? { envSealed: env.seal({ _id: id, orgId }, input.envVars) } : {}),
       ...(input.requestId ? { requestId: input.requestId } : {}),
+      ...(input.projectId ? { projectId: input.projectId } : {}),
       revision: 1,
       status: 'queued',
       version: 1,
@@ -279,6 +283,7 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
         origin?: DeploymentRecord['origin'];
         status?: DeploymentStatus;
         provider?: Provider;
+        projectId?: string;
         limit: number;
         offset: number;
       },
