@@ -13,6 +13,7 @@ import { createEnvSealer } from '../shared/secrets/deployment-env';
 import type { Vault } from '../shared/secrets/vault';
 import { type BuildDeps, createBuildActivities } from './build';
 import { createDeploymentActivities } from './deployments';
+import { createMetricsActivities } from './metrics';
 import { createEngineLocal, type EngineLocalDeps } from './providers/engine-local';
 import { createReconcileActivities } from './reconcile';
 import { createUploadActivities } from './uploads';
@@ -45,6 +46,7 @@ export interface ActivityDeps {
       | 'EDGE_DOMAIN'
       | 'EDGE_PORT'
       | 'EDGE_BIND_IP'
+      | 'METRICS_RETENTION_H'
       | 'REDIS_KEY_PREFIX'
     >;
 }
@@ -73,6 +75,13 @@ export function createActivities(deps: ActivityDeps) {
       env: createEnvSealer(deps.config.SECRETS_KEY),
       instance,
       graceS: deps.config.RECONCILE_GRACE_S,
+    }),
+    ...createMetricsActivities({
+      docker: deps.engine.docker,
+      metrics: deps.store.metrics,
+      store: deps.store,
+      instance,
+      retentionH: deps.config.METRICS_RETENTION_H,
     }),
     ...createBuildActivities({
       docker: deps.engine.docker,

@@ -68,6 +68,13 @@ const schema = z.object({
   /** Commands one workflow run carries out before it continues as new, so its history stays small. */
   DEPLOYMENT_COMMANDS_PER_RUN: z.coerce.number().int().min(1).max(1000).default(100),
 
+  // Metrics history (GET /platform/deployments/{id}/container-metrics/history): the worker samples every running
+  // instance on a schedule into deployment_metrics, and a sweep deletes samples past the retention (no TTL index on
+  // the embedded store).
+  METRICS_SAMPLE_S: z.coerce.number().int().min(1).max(3600).default(15),
+  METRICS_RETENTION_H: z.coerce.number().int().min(1).max(24 * 90).default(24),
+  METRICS_SWEEP_S: z.coerce.number().int().min(1).default(600),
+
   // Edge router (DESIGN.md §12, shared/edge): Caddy driven through its admin API; deployments' stable URLs are
   // http://<name>-<short id>.<EDGE_DOMAIN>:<EDGE_PORT>. `npm start` runs one unless EDGE_ADMIN_URL is set.
   /** Caddy's admin API: loopback or a private network only, it reconfigures the router without credentials. */

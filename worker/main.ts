@@ -3,21 +3,26 @@ import { NativeConnection } from '@temporalio/worker';
 
 import { ensureHostIsolation } from '../activities/providers/host-firewall';
 import { config, ConfigError } from '../shared/config';
-import { createDeploymentStore } from '../shared/deployments/store';
-import { createLogStore } from '../shared/deployments/logs-store';
 import { connectMongo } from '../shared/db/mongo';
-import { createSalesStore } from '../shared/sales/store';
-import { createSecretStore } from '../shared/secrets/store';
-import { createUploadStore } from '../shared/uploads/store';
+import { createLogStore } from '../shared/deployments/logs-store';
+import { createDeploymentStore } from '../shared/deployments/store';
 import { createDockerClient } from '../shared/engine/docker-client';
 import { instanceId } from '../shared/instance';
 import { createLogger } from '../shared/logger';
 import { logUnexpectedErrors } from '../shared/process-guard';
 import { createRedis } from '../shared/redis';
 import { createS3Client } from '../shared/s3';
+import { createSalesStore } from '../shared/sales/store';
+import { createSecretStore } from '../shared/secrets/store';
 import { createVault } from '../shared/secrets/vault';
+import { createUploadStore } from '../shared/uploads/store';
 import { createDeploymentWorker } from './create-worker';
-import { ensureReconcileSchedule, ensureUploadExpirySchedule, ensureWebhookOutboxSchedule } from './schedules';
+import {
+  ensureMetricsSchedules,
+  ensureReconcileSchedule,
+  ensureUploadExpirySchedule,
+  ensureWebhookOutboxSchedule,
+} from './schedules';
 import { ensureSearchAttributes } from './search-attributes';
 
 async function main() {
@@ -76,6 +81,11 @@ async function main() {
     taskQueue: cfg.TEMPORAL_TASK_QUEUE,
     everyS: cfg.WEBHOOK_OUTBOX_SWEEP_S,
     sweep: { retryDelaysS: cfg.WEBHOOK_RETRY_DELAYS_S, finalAttemptAfterS: cfg.WEBHOOK_FINAL_ATTEMPT_AFTER_S },
+  });
+  await ensureMetricsSchedules(new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE }), {
+    taskQueue: cfg.TEMPORAL_TASK_QUEUE,
+    sampleEveryS: cfg.METRICS_SAMPLE_S,
+    sweepEveryS: cfg.METRICS_SWEEP_S,
   });
   log.info({ taskQueue: worker.options.taskQueue, instance: instanceId(cfg) }, 'worker polling');
   // Worker.run resolves after SIGINT/SIGTERM once in-flight tasks have drained.

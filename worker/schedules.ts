@@ -78,3 +78,31 @@ export const ensureReconcileSchedule = (client: Client, opts: { taskQueue: strin
     ...opts,
     purpose: 'Removes engine objects of destroyed or unknown deployments; finishes half-done destroys',
   });
+
+export const metricsSampleScheduleId = (taskQueue: string) => `metrics-sample/${taskQueue}`;
+export const metricsSweepScheduleId = (taskQueue: string) => `metrics-sweep/${taskQueue}`;
+
+/**
+ * The metrics history (workflows/metrics.ts): one schedule samples every running instance every `sampleEveryS`
+ * (one run for all deployments, not a loop per deployment), another deletes samples past the retention.
+ */
+export async function ensureMetricsSchedules(
+  client: Client,
+  opts: { taskQueue: string; sampleEveryS: number; sweepEveryS: number },
+) {
+  const sample = await ensureIntervalSchedule(client, {
+    scheduleId: metricsSampleScheduleId(opts.taskQueue),
+    workflowType: 'sampleMetricsWorkflow',
+    taskQueue: opts.taskQueue,
+    everyS: opts.sampleEveryS,
+    purpose: 'Records the resource use of every running deployment instance (metrics history)',
+  });
+  const sweep = await ensureIntervalSchedule(client, {
+    scheduleId: metricsSweepScheduleId(opts.taskQueue),
+    workflowType: 'sweepMetricsWorkflow',
+    taskQueue: opts.taskQueue,
+    everyS: opts.sweepEveryS,
+    purpose: 'Deletes metrics samples older than METRICS_RETENTION_H',
+  });
+  return { sample, sweep };
+}

@@ -1,4 +1,4 @@
-import type { Db } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 
 import { ensureIndexesWithRetry, guard } from '../db/mongo';
 import type { LogLine } from '../engine/logs';
@@ -53,10 +53,17 @@ export function createLogStore(db: Db) {
       }));
     },
 
-    /** The last `limit` lines, oldest first. */
-    async tail(deploymentId: string, limit: number): Promise<LogLine[]> {
+    /** The last `limit` lines (of one stream, at or after `since`, when given), oldest first. */
+    async tail(
+      deploymentId: string,
+      limit: number,
+      only: { stream?: StoredLogLine['stream']; since?: Date } = {},
+    ): Promise<LogLine[]> {
+      const filter: Filter<StoredLogLine> = { deploymentId };
+      if (only.stream) filter.stream = only.stream;
+      if (only.since) filter.at = { $gte: only.since };
       const docs = await guard('deployment_logs.tail', () =>
-        col.find({ deploymentId }).sort({ at: -1, seq: -1 }).limit(limit).toArray(),
+        col.find(filter).sort({ at: -1, seq: -1 }).limit(limit).toArray(),
       );
       return docs.reverse().map((d) => ({ timestamp: d.at.toISOString(), stream: d.stream, message: d.message }));
     },

@@ -1,6 +1,7 @@
 import type { Db, Filter } from 'mongodb';
 
 import { ensureIndexesWithRetry, guard, isDuplicateKey } from '../db/mongo';
+import { createMetricsStore } from './metrics-store';
 import { createReleaseStore } from './releases-store';
 import type { DeploymentFailure, DeploymentRecord, DeploymentStatus, DestroyIntent, Provider } from './types';
 
@@ -40,6 +41,8 @@ export function createDeploymentStore(db: Db) {
   return {
     /** The deployments' releases live beside them: whoever holds the deployments holds their history. */
     releases: createReleaseStore(db),
+    /** Resource-use samples of their instances (metrics history), recorded by the worker's schedule. */
+    metrics: createMetricsStore(db),
 
     async ensureIndexes() {
       // One index per command: FerretDB 1.24 drops the connection when a multi-index createIndexes meets existing ones.
@@ -49,6 +52,7 @@ export function createDeploymentStore(db: Db) {
         await intents.createIndex({ requestedAt: 1 });
       });
       await this.releases.ensureIndexes();
+      await this.metrics.ensureIndexes();
     },
 
     /** Inserts the queued record; a duplicate `_id` (same org + requestId) throws the driver's 11000 inside a DatabaseError. */
@@ -75,6 +79,7 @@ export function createDeploymentStore(db: Db) {
       origin?: DeploymentRecord['origin'];
       status?: DeploymentStatus;
       provider?: Provider;
+      projectId?: string;
       limit: number;
       offset: number;
     }) {
@@ -82,6 +87,7 @@ export function createDeploymentStore(db: Db) {
       if (q.origin) filter.origin = q.origin;
       if (q.status) filter.status = q.status;
       if (q.provider) filter.provider = q.provider;
+      if (q.projectId) filter.projectId = q.projectId;
       const [items, total] = await Promise.all([
         guard('deployments.list', () =>
           col.find(filter).sort({ createdAt: -1, _id: 1 }).skip(q.offset).limit(q.limit).toArray(),

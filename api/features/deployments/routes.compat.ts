@@ -94,7 +94,7 @@ export function compatDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
       responses: { 200: { description: 'A page of deployments', schema: DeploymentList } },
       handler: async ({ query }, req, res) => {
         const { items, total } = await deployments.list(principalOf(req), { ...query, origin: 'compat' });
-        res.json({ deployments: items.map(deploymentView), total, limit: query.limit, offset: query.offset });
+        res.json({ deployments: items.map((d) => deploymentView(d)), total, limit: query.limit, offset: query.offset });
       },
     }),
     route({
@@ -112,7 +112,8 @@ export function compatDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
         const record = query.wait
           ? await ctx.waitForDeployment(principal, params.id, { until: query.wait, timeoutS: query.timeout })
           : await deployments.get(principal, params.id);
-        res.json(deploymentView(record));
+        // The same status, URL and releases as the platform API's read.
+        res.json(deploymentView(record, await ctx.observe.releasesSummary(record)));
       },
     }),
     route({

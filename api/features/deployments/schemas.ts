@@ -176,8 +176,67 @@ const Source = z.discriminatedUnion('type', [
   }),
 ]);
 
+export const Release = z
+  .object({
+    revision: z.number().int(),
+    image: z.string(),
+    imageId: z.string().meta({ description: 'The image that runs, by ID: a rollback runs exactly this' }),
+    configHash: z.string().meta({ description: 'Changes with the image, port or any env name or value' }),
+    envNames: z.array(z.string()),
+    trigger: z.enum(['deploy', 'redeploy', 'rollback']),
+    rollbackOf: z.number().int().optional(),
+    status: z.enum(['starting', 'active', 'superseded', 'failed']),
+    createdAt: z.iso.datetime(),
+    readyAt: z.iso
+      .datetime()
+      .optional()
+      .meta({ description: 'When it first served: a release that did can be rolled back to' }),
+    endedAt: z.iso.datetime().optional(),
+  })
+  .meta({ id: 'Release' });
+
+export const ReleaseList = z
+  .object({ releases: z.array(Release), total: z.number().int(), limit: z.number().int(), offset: z.number().int() })
+  .meta({ id: 'ReleaseList' });
+
+/** Fields of the entity workflow's (DESIGN.md §4), shown by both origins' status reads. */
+const Lifecycle = {
+  revision: z.number().int().optional().meta({ description: 'The release that serves (or would, once started)' }),
+  replicas: z.number().int().optional().meta({ description: 'Instances the serving release runs; 0 when stopped' }),
+  instances: z
+    .array(
+      z.object({
+        name: z.string(),
+        revision: z.number().int(),
+        replica: z.number().int(),
+        url: z.string().meta({ description: "The instance's direct address; `url` is the stable one" }),
+      }),
+    )
+    .optional(),
+  lastFailure: z
+    .object({
+      phase: z.string(),
+      command: z.string(),
+      revision: z.number().int(),
+      message: z.string(),
+      exitCode: z.number().int().optional(),
+      lastLines: z.array(z.string()).optional(),
+      hint: z.string().optional(),
+      at: z.iso.datetime(),
+    })
+    .optional()
+    .meta({
+      description: 'Why the last command that tried a new release did not get it serving (the old one kept serving)',
+    }),
+  releases: z
+    .object({ total: z.number().int(), recent: z.array(Release) })
+    .optional()
+    .meta({ description: 'The newest releases (GET …/releases on the platform API lists them all)' }),
+};
+
 export const Deployment = z
   .object({
+    ...Lifecycle,
     id: z.uuid(),
     name: z.string(),
     status: DeploymentStatus,

@@ -1,0 +1,126 @@
+import { principalOf } from '../../http/auth';
+import { route, type RouteDef } from '../../http/routes';
+import { ok, success } from '../../http/shapes';
+import type { FeatureContext } from '../feature';
+import { deploymentProject } from './access';
+import type { CommandAccepted as Accepted } from './commands';
+import { DeploymentIdParams } from './schemas';
+import {
+  CommandAccepted,
+  CommandIdParams,
+  CommandProgress,
+  RedeployRequest,
+  RollbackRequest,
+  ScaleRequest,
+} from './schemas.platform';
+import { platformDeploymentView } from './views';
+
+const REFUSED =
+  'The command is not possible now: the message names the current status and the commands it accepts (or why the arguments are refused)';
+
+/**
+ * The deployment's controls (DESIGN.md §4): each is accepted by the deployment's workflow (202, with the URL to
+ * follow it) or refused at once by its validator (400 naming the status and what it accepts); the workflow carries
+ * accepted commands out one at a time. The decisions are the commands service's; these routes render them.
+ */
+export function commandRoutes(ctx: FeatureContext): RouteDef[] {
+  const { deployments, can } = ctx;
+  const tags = ['Deployments'];
+  const itsProject = deploymentProject(deployments);
+  const accepted = (a: Accepted, base: string) => {
+    const statusUrl = `${base}/deployments/${a.deployment._id}`;
+    return ok({
+      deployment: platformDeploymentView(a.deployment),
+      statusUrl,
+      command: { ...a.command, url: `${statusUrl}/commands/${encodeURIComponent(a.command.id)}` },
+    });
+  };
+  const responses = {
+    202: { description: 'Accepted: it runs after the commands accepted before it', schema: success(CommandAccepted) },
+    400: { description: REFUSED },
+  };
+
+  return [
+    route({
+      method: 'post',
+      path: '/deployments/:id/redeploy',
+      summary: 'Redeploy with a new environment: a new release starts beside the serving one and takes over once ready',
+      description:
+        'If the new release fails, the old one keeps serving, the status stays running and lastFailure says why.',
+      tags,
+      request: { params: DeploymentIdParams, body: RedeployRequest },
+      before: [can('deployment.create', itsProject)],
+      responses,
+      handler: async ({ params, body }, req, res) => {
+        res
+          .status(202)
+          .json(accepted(await deployments.redeploy(principalOf(req), params.id, body.envVars), req.baseUrl));
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/deployments/:id/stop',
+      summary: 'Stop every instance; the URL answers 503 until start',
+      tags,
+      request: { params: DeploymentIdParams },
+      before: [can('deployment.manage', itsProject)],
+      responses,
+      handler: async ({ params }, req, res) => {
+        res.status(202).json(accepted(await deployments.stop(principalOf(req), params.id), req.baseUrl));
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/deployments/:id/start',
+      summary: 'Start a stopped deployment again: the same release, the same URL',
+      tags,
+      request: { params: DeploymentIdParams },
+      before: [can('deployment.manage', itsProject)],
+      responses,
+      handler: async ({ params }, req, res) => {
+        res.status(202).json(accepted(await deployments.start(principalOf(req), params.id), req.baseUrl));
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/deployments/:id/scale',
+      summary: "Run this many instances of the serving release (0 stops it), up to the plan's maximum",
+      tags,
+      request: { params: DeploymentIdParams, body: ScaleRequest },
+      before: [can('deployment.manage', itsProject)],
+      responses,
+      handler: async ({ params, body }, req, res) => {
+        res
+          .status(202)
+          .json(accepted(await deployments.scale(principalOf(req), params.id, body.replicas), req.baseUrl));
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/deployments/:id/rollback',
+      summary: 'Go back to an earlier release (its image and environment), or to the last healthy one',
+      description: 'No registry and no rebuild: the release’s image is kept on the engine.',
+      tags,
+      request: { params: DeploymentIdParams, body: RollbackRequest },
+      before: [can('deployment.manage', itsProject)],
+      responses,
+      handler: async ({ params, body }, req, res) => {
+        res
+          .status(202)
+          .json(accepted(await deployments.rollback(principalOf(req), params.id, body.revision), req.baseUrl));
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/deployments/:id/commands/:commandId',
+      summary: 'Follow an accepted command: running, succeeded (with what it left) or failed (with why)',
+      tags,
+      request: { params: CommandIdParams },
+      before: [can('deployment.read', itsProject)],
+      responses: { 200: { description: 'The command', schema: success(CommandProgress) } },
+      handler: async ({ params }, req, res) => {
+        res.json(ok(await deployments.command(principalOf(req), params.id, params.commandId)));
+      },
+    }),
+  ];
+}

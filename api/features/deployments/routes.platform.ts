@@ -1,0 +1,192 @@
+import type { DeploymentRecord } from '../../../shared/deployments/types';
+import { principalOf } from '../../http/auth';
+import { route, type RouteDef } from '../../http/routes';
+import { ok, success } from '../../http/shapes';
+import type { FeatureContext } from '../feature';
+import { deploymentProject, newDeploymentProject } from './access';
+import { commandRoutes } from './routes.commands';
+import { DeploymentIdParams, ReleaseList } from './schemas';
+import {
+  Accepted,
+  ContainerMetrics,
+  Health,
+  HistoryQuery,
+  MetricsHistory,
+  PlatformDeployment,
+  PlatformDeploymentList,
+  PlatformDeployRequest,
+  PlatformListQuery,
+  PlatformLogs,
+  PlatformLogsQuery,
+  ReleasesQuery,
+  sinceDate,
+} from './schemas.platform';
+import { platformDeploymentView, releaseView } from './views';
+
+/**
+ * The platform API's deployments (spec, platform table; DESIGN.md §4): every deployment of the organisation,
+ * whichever API created it, with its releases, health and resource use. Creation and destroy are the compat
+ * API's own service calls, so both origins deploy and destroy the same way; commands are in routes.commands.ts.
+ */
+export function platformDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
+  const { deployments, observe, can } = ctx;
+  const tags = ['Deployments'];
+  const itsProject = deploymentProject(deployments);
+  const statusUrl = (base: string, id: string) => `${base}/deployments/${id}`;
+  const accepted = (d: DeploymentRecord, base: string) =>
+    ok({ deployment: platformDeploymentView(d), statusUrl: statusUrl(base, d._id) });
+
+  return [
+    route({
+      method: 'get',
+      path: '/deployments',
+      summary: "List the organisation's deployments (created through either API), newest first",
+      tags,
+      request: { query: PlatformListQuery },
+      before: [
+        can('deployment.read', {
+          project: (req) => (typeof req.query.projectId === 'string' ? req.query.projectId : undefined),
+        }),
+      ],
+      responses: { 200: { description: 'A page of deployments', schema: success(PlatformDeploymentList) } },
+      handler: async ({ query }, req, res) => {
+        const { items, total } = await deployments.list(principalOf(req), query);
+        res.json(
+          ok({
+            deployments: items.map((d) => platformDeploymentView(d)),
+            total,
+            limit: query.limit,
+            offset: query.offset,
+          }),
+        );
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/deployments',
+      summary: 'Deploy an image, an uploaded zip or a Git repository',
+      description:
+        'Accepted at once (202): poll statusUrl until status is running or failed. 10 creations per 15 minutes per user.',
+      tags,
+      request: { body: PlatformDeployRequest },
+      before: [ctx.limit.deployCreate, can('deployment.create', newDeploymentProject)],
+      responses: {
+        202: { description: 'Accepted and queued', schema: success(Accepted) },
+        404: { description: 'projectId is not a project of this organisation' },
+        409: { description: 'The requestId was used before; no second deployment was started' },
+      },
+      handler: async ({ body }, req, res) => {
+        const principal = principalOf(req);
+        const { image, ...rest } = body;
+        const d =
+          image !== undefined
+            ? await deployments.deployImage(principal, { ...rest, image }, 'platform')
+            : await deployments.deploySource(principal, rest, 'platform');
+        res.status(202).json(accepted(d, req.baseUrl));
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/deployments/:id',
+      summary: "A deployment's status, stable URL, instances, newest releases and last failure",
+      tags,
+      request: { params: DeploymentIdParams },
+      before: [can('deployment.read', itsProject)],
+      responses: { 200: { description: 'The deployment', schema: success(PlatformDeployment) } },
+      handler: async ({ params }, req, res) => {
+        const d = await deployments.get(principalOf(req), params.id);
+        res.json(ok(platformDeploymentView(d, await observe.releasesSummary(d))));
+      },
+    }),
+    route({
+      method: 'delete',
+      path: '/deployments/:id',
+      summary: 'Destroy a deployment: permanent, releases everything it held (the same destroy as the compat API)',
+      tags,
+      request: { params: DeploymentIdParams },
+      before: [can('deployment.manage', itsProject)],
+      responses: { 204: { description: 'Destroyed; every later read of the ID is 404' } },
+      handler: async ({ params }, req, res) => {
+        await deployments.destroy(principalOf(req), params.id);
+        res.status(204).end();
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/deployments/:id/logs',
+      summary: "The last log lines: the build's, Slipway's notices and the instances' output, merged by time",
+      tags,
+      request: { params: DeploymentIdParams, query: PlatformLogsQuery },
+      before: [can('deployment.logs', itsProject)],
+      responses: { 200: { description: 'Log lines, oldest first', schema: success(PlatformLogs) } },
+      handler: async ({ params, query }, req, res) => {
+        const d = await deployments.get(principalOf(req), params.id);
+        const since = query.since === undefined ? undefined : sinceDate(query.since);
+        const lines = await observe.logs(d, {
+          limit: query.limit,
+          ...(since ? { since } : {}),
+          ...(query.stream ? { stream: query.stream } : {}),
+          ...(query.instance ? { instance: query.instance } : {}),
+        });
+        res.json(ok({ deploymentId: d._id, lines }));
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/deployments/:id/releases',
+      summary: 'Every release of the deployment, newest first: what a rollback can go back to',
+      tags,
+      request: { params: DeploymentIdParams, query: ReleasesQuery },
+      before: [can('deployment.read', itsProject)],
+      responses: { 200: { description: 'A page of releases', schema: success(ReleaseList) } },
+      handler: async ({ params, query }, req, res) => {
+        const d = await deployments.get(principalOf(req), params.id);
+        const { items, total } = await observe.releases(d, query);
+        res.json(ok({ releases: items.map(releaseView), total, limit: query.limit, offset: query.offset }));
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/deployments/:id/health',
+      summary: 'Per instance: container state, restarts and an HTTP probe of its port now; and the overall verdict',
+      tags,
+      request: { params: DeploymentIdParams },
+      before: [can('deployment.read', itsProject)],
+      responses: { 200: { description: 'Health', schema: success(Health) } },
+      handler: async ({ params }, req, res) => {
+        const d = await deployments.get(principalOf(req), params.id);
+        res.json(ok({ deploymentId: d._id, status: d.status, ...(await observe.health(d)) }));
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/deployments/:id/container-metrics',
+      summary: 'Resource use now, per running instance, as docker stats shows it',
+      description: 'One engine stats read per instance (about a second each, read in parallel).',
+      tags,
+      request: { params: DeploymentIdParams },
+      before: [can('deployment.read', itsProject)],
+      responses: { 200: { description: 'Metrics', schema: success(ContainerMetrics) } },
+      handler: async ({ params }, req, res) => {
+        const d = await deployments.get(principalOf(req), params.id);
+        res.json(ok({ deploymentId: d._id, instances: await observe.metrics(d) }));
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/deployments/:id/container-metrics/history',
+      summary: 'Recorded resource use over a window, averaged per step, per instance',
+      description:
+        'Samples are recorded every METRICS_SAMPLE_S (15 s) while instances run and kept METRICS_RETENTION_H (24 h).',
+      tags,
+      request: { params: DeploymentIdParams, query: HistoryQuery },
+      before: [can('deployment.read', itsProject)],
+      responses: { 200: { description: 'Metrics history', schema: success(MetricsHistory) } },
+      handler: async ({ params, query }, req, res) => {
+        const d = await deployments.get(principalOf(req), params.id);
+        res.json(ok({ deploymentId: d._id, ...(await observe.history(d, query)) }));
+      },
+    }),
+    ...commandRoutes(ctx),
+  ];
+}

@@ -1,0 +1,297 @@
+import { z } from 'zod';
+
+import { PLAN_POLICIES } from '../../../shared/plans';
+import { Deployment, DeployRequest, ListQuery, LogsQuery, SourceDeployRequest } from './schemas';
+
+/**
+ * The platform API's deployment bodies (routes.platform.ts): the compatibility API's schemas extended, never
+ * copied, so a rule on a field (image grammar, env limits, Git URL) holds on both origins.
+ */
+
+/** The highest plan's; a request past its own plan's maximum is refused by the command's validator. */
+const MAX_REPLICAS = Math.max(...Object.values(PLAN_POLICIES).map((p) => p.maxReplicas));
+
+const SOURCE_ONLY = ['branch', 'gitTokenSecretId', 'vaultEnvironment', 'dockerfilePath'] as const;
+
+export const PlatformDeployRequest = z
+  .object({
+    ...SourceDeployRequest.shape,
+    image: DeployRequest.shape.image.optional(),
+    replicas: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_REPLICAS)
+      .default(1)
+      .meta({ description: "Instances of the first release, 1 to the plan's maximum (free 2, pro 5, enterprise 20)" }),
+  })
+  .strict()
+  .superRefine((b, ctx) => {
+    const sources = (['image', 'uploadId', 'repoUrl'] as const).filter((k) => b[k] !== undefined);
+    if (sources.length !== 1)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['image'],
+        message: `give exactly one source: image, uploadId or repoUrl (got ${sources.length ? sources.join(' and ') : 'none'})`,
+      });
+    if (b.image !== undefined)
+      for (const k of SOURCE_ONLY)
+        if (b[k] !== undefined)
+          ctx.addIssue({ code: 'custom', path: [k], message: `${k} applies to uploadId or repoUrl, not to an image` });
+  })
+  .meta({
+    id: 'PlatformDeployRequest',
+    description:
+      'Exactly one source: `image` (as POST /compat/deploy), or `uploadId` or `repoUrl` (as POST /compat/deploy/source); plus `replicas` and `projectId`.',
+    oneOf: [{ required: ['image'] }, { required: ['uploadId'] }, { required: ['repoUrl'] }],
+  });
+export type PlatformDeployRequest = z.infer<typeof PlatformDeployRequest>;
+
+export const PlatformListQuery = ListQuery.extend({
+  projectId: z.string().min(1).max(200).optional().meta({ description: "Only this project's deployments" }),
+});
+
+const INSTANCE_NAME = /^slipway-[0-9a-f-]{36}-r\d{1,9}(-\d{1,4})?$/;
+
+export const PlatformLogsQuery = LogsQuery.extend({
+  since: z
+    .string()
+    .max(40)
+    .refine((v) => sinceDate(v) !== undefined, 'an ISO 8601 time (2026-11-23T14:00:00Z) or Unix seconds')
+    .optional()
+    .meta({ description: 'Only lines at or after this time: ISO 8601, or Unix seconds' }),
+  stream: z.enum(['build', 'system', 'app']).optional().meta({
+    description: "build: the build's output; system: Slipway's notices; app: the instances' stdout and stderr",
+  }),
+  instance: z
+    .string()
+    .regex(INSTANCE_NAME, 'an instance name as GET /deployments/{id}/health lists it')
+    .optional()
+    .meta({ description: "Only this instance's output (see instances[].name); build and system lines are left out" }),
+});
+
+/** `since` as a time: ISO 8601 with a zone, or Unix seconds. */
+export function sinceDate(v: string): Date | undefined {
+  const ms = /^\d{1,11}$/.test(v)
+    ? Number(v) * 1000
+    : /\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(v)
+      ? Date.parse(v)
+      : NaN;
+  return Number.isFinite(ms) ? new Date(ms) : undefined;
+}
+
+/** The environment of a redeploy: required, and it replaces the old one entirely (names and values). */
+export const RedeployRequest = z
+  .object({
+    envVars: DeployRequest.shape.envVars.unwrap().meta({
+      ...DeployRequest.shape.envVars.meta(),
+      description: `The new environment; it replaces the old one (variables absent here are removed). ${String(DeployRequest.shape.envVars.meta()?.description ?? '')}`,
+    }),
+  })
+  .strict()
+  .meta({ id: 'RedeployRequest' });
+
+export const ScaleRequest = z
+  .object({
+    replicas: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_REPLICAS)
+      .meta({ description: "Instances to run, 0 (the same as stop) to the plan's maximum" }),
+  })
+  .strict()
+  .meta({ id: 'ScaleRequest' });
+
+export const RollbackRequest = z
+  .object({
+    revision: z.number().int().min(1).optional().meta({
+      description: 'The release to go back to (GET /deployments/{id}/releases); the last healthy one when absent',
+    }),
+  })
+  .strict()
+  .meta({ id: 'RollbackRequest' });
+
+export const ReleasesQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    offset: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+  })
+  .strict();
+
+/** Most buckets one history answer holds; a finer step needs a shorter window. */
+export const HISTORY_MAX_POINTS = 1440;
+
+export const HistoryQuery = z
+  .object({
+    from: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .meta({ description: 'Start of the window; an hour before `to` when absent' }),
+    to: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .meta({ description: 'End of the window (exclusive); now when absent' }),
+    step: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(86_400)
+      .default(60)
+      .meta({
+        description: `Seconds per point: the samples in each step are averaged (at most ${HISTORY_MAX_POINTS} points)`,
+      }),
+  })
+  .strict();
+
+// Responses
+
+export const PlatformDeployment = Deployment.extend({
+  origin: z.enum(['compat', 'platform']).meta({ description: 'The API it was created through' }),
+  projectId: z.string().nullable(),
+}).meta({ id: 'PlatformDeployment' });
+
+export const PlatformDeploymentList = z
+  .object({
+    deployments: z.array(PlatformDeployment),
+    total: z.number().int(),
+    limit: z.number().int(),
+    offset: z.number().int(),
+  })
+  .meta({ id: 'PlatformDeploymentList' });
+
+export const Accepted = z
+  .object({
+    deployment: PlatformDeployment,
+    statusUrl: z.string().meta({ description: 'Poll it (GET) to follow the deployment' }),
+  })
+  .meta({ id: 'DeploymentAccepted' });
+
+const CommandName = z.enum(['stop', 'start', 'redeploy', 'scale', 'rollback']);
+
+export const CommandAccepted = Accepted.extend({
+  command: z.object({
+    id: z.string().meta({ description: "The command's ID on the deployment's workflow" }),
+    name: CommandName,
+    url: z.string().meta({ description: 'GET it to see whether the command is running, succeeded or failed' }),
+  }),
+}).meta({ id: 'CommandAccepted' });
+
+export const CommandIdParams = z.object({
+  id: z.uuid('a deployment ID in UUID format'),
+  commandId: z
+    .string()
+    .regex(/^(stop|start|redeploy|scale|rollback):[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, 'a command ID as a 202 gave it'),
+});
+
+export const CommandProgress = z
+  .object({
+    id: z.string(),
+    state: z.enum(['running', 'succeeded', 'failed']),
+    outcome: z
+      .object({
+        command: z.string(),
+        status: Deployment.shape.status,
+        revision: z.number().int(),
+        replicas: z.number().int(),
+      })
+      .optional()
+      .meta({ description: 'What a succeeded command left: the status and the serving release' }),
+    message: z.string().optional().meta({ description: 'Why a failed command failed' }),
+  })
+  .meta({ id: 'CommandProgress' });
+
+const Probe = z.object({
+  ok: z.boolean(),
+  status: z.number().int().optional(),
+  latencyMs: z.number().optional(),
+  error: z.string().optional(),
+  at: z.iso.datetime(),
+});
+
+const InstanceState = z.enum(['created', 'running', 'restarting', 'paused', 'exited', 'dead', 'removing']);
+
+export const Health = z
+  .object({
+    deploymentId: z.uuid(),
+    status: Deployment.shape.status,
+    overall: z.enum(['healthy', 'degraded', 'unhealthy', 'stopped']).meta({
+      description:
+        'healthy: every instance runs and answers; degraded: some do; unhealthy: none does while some should; stopped: none is meant to run',
+    }),
+    instances: z.array(
+      z.object({
+        name: z.string(),
+        revision: z.number().int(),
+        replica: z.number().int(),
+        state: InstanceState,
+        restarts: z.number().int(),
+        startedAt: z.iso.datetime().optional(),
+        exitCode: z.number().int().optional(),
+        oomKilled: z.boolean(),
+        probe: Probe.meta({ description: 'An HTTP GET / to the port just now; any answer below 500 is ok' }),
+      }),
+    ),
+    at: z.iso.datetime(),
+  })
+  .meta({ id: 'DeploymentHealth' });
+
+const Numbers = {
+  cpuPercent: z.number().meta({ description: 'Percent of one CPU (200 = two CPUs), as docker stats shows it' }),
+  memoryBytes: z.number().meta({ description: 'Memory used, without the page cache' }),
+  memoryLimitBytes: z.number(),
+  networkRxBytes: z.number(),
+  networkTxBytes: z.number(),
+  blockReadBytes: z.number(),
+  blockWriteBytes: z.number(),
+  pids: z.number(),
+};
+
+export const ContainerMetrics = z
+  .object({
+    deploymentId: z.uuid(),
+    instances: z.array(
+      z.object({
+        name: z.string(),
+        revision: z.number().int(),
+        replica: z.number().int(),
+        ...Numbers,
+        onlineCpus: z.number().int(),
+        memoryPercent: z.number(),
+        at: z.iso.datetime(),
+      }),
+    ),
+  })
+  .meta({ id: 'ContainerMetrics' });
+
+export const MetricsHistory = z
+  .object({
+    deploymentId: z.uuid(),
+    from: z.iso.datetime(),
+    to: z.iso.datetime(),
+    step: z.number().int(),
+    sampleEveryS: z.number().int().meta({ description: 'How often the worker records a sample' }),
+    series: z.array(
+      z.object({
+        instance: z.string(),
+        revision: z.number().int(),
+        replica: z.number().int(),
+        points: z.array(z.object({ at: z.iso.datetime(), samples: z.number().int(), ...Numbers })),
+      }),
+    ),
+  })
+  .meta({ id: 'ContainerMetricsHistory' });
+
+export const PlatformLogs = z
+  .object({
+    deploymentId: z.uuid(),
+    lines: z.array(
+      z.object({
+        timestamp: z.string(),
+        stream: z.enum(['stdout', 'stderr', 'build', 'system']),
+        message: z.string(),
+        instance: z.string().optional().meta({ description: 'The instance an app line came from' }),
+      }),
+    ),
+  })
+  .meta({ id: 'PlatformLogs' });

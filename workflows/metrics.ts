@@ -1,0 +1,24 @@
+import { proxyActivities } from '@temporalio/workflow';
+
+import type { Activities } from '../activities';
+import type { SampleReport } from '../activities/metrics';
+
+// A sample missed is only a gap in a chart: retry briefly, never pile runs up behind a slow engine.
+const { sampleMetrics } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 2 },
+});
+const { sweepMetrics } = proxyActivities<Activities>({
+  startToCloseTimeout: '5 minutes',
+  retry: { maximumInterval: '1 minute', maximumAttempts: 5 },
+});
+
+/** Run by the metrics-sample schedule: one sample of every running instance (GET …/container-metrics/history). */
+export async function sampleMetricsWorkflow(): Promise<SampleReport> {
+  return sampleMetrics();
+}
+
+/** Run by the metrics-sweep schedule: deletes samples past METRICS_RETENTION_H. */
+export async function sweepMetricsWorkflow(): Promise<{ removed: number }> {
+  return sweepMetrics();
+}
