@@ -176,8 +176,26 @@ describe('deployment commands (Updates on the entity workflow, real Temporal, en
   it('redeploy with a new env: a new container beside the old takes over, and the record shows the new names', async () => {
     const d = await deploy({ GREETING: 'hello' });
     const oldHost = (await open(d.url)).text;
+    // A client polling every 50 ms through the whole switch, on a new connection each time as fetch does here.
+    const answers: number[] = [];
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        answers.push(
+          await fetch(d.url).then(
+            (r) => r.status,
+            () => 0,
+          ),
+        );
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
     const env = await cmd.envSet(d.id, d.orgId, { API_KEY: 'k-1', MODE: 'blue' });
     expect(await cmd.run(d.id, redeployCommand, env)).toMatchObject({ status: 'running', revision: 2 });
+    polling = false;
+    await poller;
+    expect(answers.length).toBeGreaterThan(5);
+    expect(answers.filter((s) => s !== 200)).toEqual([]);
 
     const after = await d.get();
     expect(after).toMatchObject({ status: 'running', url: d.url, envVarNames: ['API_KEY', 'MODE'] });
