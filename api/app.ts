@@ -11,6 +11,7 @@ import type { IdentityService } from '../shared/identity/service';
 import type { Logger } from '../shared/logger';
 import type { Redis } from '../shared/redis';
 import type { Vault } from '../shared/secrets/vault';
+import type { DeploymentObserver } from './features/deployments/observe';
 import type { DeploymentService } from './features/deployments/service';
 import type { DeploymentFollower } from './features/deployments/events';
 import type { DeploymentWaiter } from './features/deployments/wait';
@@ -44,6 +45,8 @@ export interface AppDeps {
   /** The append-only audit trail every mutating route writes to (api/http/audit.ts). */
   auditTrail: AuditStore;
   deployments: DeploymentService;
+  /** Releases, health, resource use and logs of a deployment (engine reads and recorded samples). */
+  observe: DeploymentObserver;
   uploads: UploadService;
   sales: SalesService;
   /** The long-poll of a status read (`?wait=`). */

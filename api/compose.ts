@@ -22,6 +22,7 @@ import { createVault } from '../shared/secrets/vault';
 import { createUploadStore } from '../shared/uploads/store';
 import type { AppDeps } from './app';
 import { createGitSourceCheck } from './features/deployments/git-source';
+import { createDeploymentObserver } from './features/deployments/observe';
 import { createQuota, quotaRecords } from './features/deployments/quota';
 import { createDeploymentService } from './features/deployments/service';
 import { createDeploymentFollower } from './features/deployments/events';
@@ -93,6 +94,13 @@ export async function composeApi(c: {
     authz,
     auditTrail: auditStore,
     deployments,
+    observe: createDeploymentObserver({
+      docker: c.docker,
+      releases: deploymentStore.releases,
+      metrics: deploymentStore.metrics,
+      logs: logStore,
+      config: c.config,
+    }),
     waitForDeployment: createDeploymentWaiter({
       feed: statusFeed,
       get: (principal, id) => deployments.get(principal, id),

@@ -218,6 +218,42 @@ describe('MCP diagnosis', () => {
   });
 });
 
+describe('MCP deployment controls, projects and sales', () => {
+  it('redeploys with a new environment and rolls back, each waited on in the same call', async () => {
+    const c = await overHttp(owner.token);
+    const deployed = await call(c, 'deploy', { image: hello, name: 'controls', port: 8080 });
+    const deploymentId = deployed.s.deploymentId as string;
+    const redeployed = await call(c, 'redeploy', { deploymentId, envVars: { GREETING: 'hello' } });
+    expect(redeployed.isError).toBe(false);
+    expect(redeployed.s).toMatchObject({ state: 'succeeded', status: 'running', revision: 2 });
+
+    const back = await call(c, 'rollback', { deploymentId });
+    expect(back.s).toMatchObject({ state: 'succeeded', status: 'running', revision: 3, command: { name: 'rollback' } });
+    const got = await call(c, 'get_deployment', { deploymentId });
+    expect(got.s.deployment).toMatchObject({ revision: 3, envVarNames: [] });
+    expect(got.s.deployment.releases.recent[0]).toMatchObject({ revision: 3, trigger: 'rollback', rollbackOf: 1 });
+    expect(got.s.health).toMatchObject({ overall: 'healthy' });
+
+    const refused = await call(c, 'start', { deploymentId });
+    expect(refused.s).toMatchObject({ code: 'INVALID_REQUEST', details: { status: 'running' } });
+  });
+
+  it('creates and lists projects, and answers a seller’s questions', async () => {
+    const c = await overHttp(owner.token);
+    const created = await call(c, 'create_project', { name: 'mcp-project', description: 'made by an agent' });
+    expect(created.s.project).toMatchObject({ name: 'mcp-project' });
+    const listed = await call(c, 'list_projects', {});
+    expect(listed.s.projects.map((p: { id: string }) => p.id)).toContain(created.s.project.id);
+    expect(await call(c, 'list_deliveries', {})).toMatchObject({ isError: false, s: { deliveries: [], total: 0 } });
+    expect(await call(c, 'lookup_entitlements', { email: 'buyer@example.com' })).toMatchObject({
+      isError: false,
+      s: { entitlements: [] },
+    });
+    const unknown = await call(c, 'resend_delivery', { eventId: 'no-such-event' });
+    expect(unknown).toMatchObject({ isError: true, s: { retryable: false } });
+  });
+});
+
 describe('MCP rate limit', () => {
   it('admits 300 requests in 5 minutes per token; the 301st tools/call is an isError result with retryAfterS', async () => {
     const c = await overHttp(await tokenWith(['deployment.read']));

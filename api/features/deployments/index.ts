@@ -3,9 +3,10 @@ import { compatDeploymentRoutes } from './routes.compat';
 import { deploymentEventRoutes } from './routes.events';
 import { platformDeploymentRoutes } from './routes.platform';
 import { deploymentTools } from './tools.mcp';
+import { deploymentControlTools } from './tools-control.mcp';
 
 export const deploymentsFeature = defineFeature({
   name: 'deployments',
   routes: { compat: compatDeploymentRoutes, platform: (ctx) => [...platformDeploymentRoutes(ctx), ...deploymentEventRoutes(ctx)] },
-  tools: deploymentTools,
+  tools: (deps) => [...deploymentTools(deps), ...deploymentControlTools(deps)],
 });

@@ -42,6 +42,8 @@ export interface DeployInput {
   requestId?: string;
   provider: Provider;
   projectId?: string;
+  /** Instances of the first release (platform API); 1 when absent. */
+  replicas?: number;
 }
 
 export interface DeploymentServiceDeps {
@@ -107,6 +109,7 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
       buildTimeoutS: deps.config.BUILD_TIMEOUT_S,
       releasesKept: deps.config.RELEASES_KEPT,
       commandsPerRun: deps.config.DEPLOYMENT_COMMANDS_PER_RUN,
+      ...(record.replicas !== undefined ? { replicas: record.replicas } : {}),
       version: record.version,
     };
   }
@@ -174,6 +177,13 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
     const orgId = principal.org._id;
     const id = input.requestId ? uuidv5(`${orgId}:${input.requestId}`, REQUEST_ID_NAMESPACE) : uuidv4();
     if (input.requestId && (await store.findAny(id))) await duplicate(principal, id, input.requestId);
+    const maxReplicas = PLAN_POLICIES[principal.org.plan].maxReplicas;
+    if (input.replicas !== undefined && (input.replicas < 1 || input.replicas > maxReplicas))
+      throw new AppError(
+        'INVALID_REQUEST',
+        `replicas must be a whole number from 1 to ${maxReplicas} on the ${principal.org.plan} plan.`,
+        { replicas: input.replicas, maxReplicas },
+      );
     await checkPolicy(principal, input.provider, input.projectId, id);
     const now = new Date();
     const record: DeploymentRecord = {
@@ -189,6 +199,8 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
       ...(Object.keys(input.envVars).length ? { envSealed: env.seal({ _id: id, orgId }, input.envVars) } : {}),
       ...(input.requestId ? { requestId: input.requestId } : {}),
       ...(input.projectId ? { projectId: input.projectId } : {}),
+      // What the first release runs; the workflow writes what actually runs from then on.
+      ...(input.replicas !== undefined ? { replicas: input.replicas } : {}),
       revision: 1,
       status: 'queued',
       version: 1,

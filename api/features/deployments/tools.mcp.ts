@@ -29,7 +29,7 @@ export const Summary = Deployment.pick({
   url: true,
   updatedAt: true,
 });
-const summary = (d: DeploymentRecord) => {
+export const summary = (d: DeploymentRecord) => {
   const v = deploymentView(d);
   return { id: v.id, name: v.name, status: v.status, provider: v.provider, url: v.url, updatedAt: v.updatedAt };
 };

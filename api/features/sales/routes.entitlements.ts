@@ -4,7 +4,7 @@ import { route, type RouteDef } from '../../http/routes';
 import type { FeatureContext } from '../feature';
 import { EntitlementsQuery } from './schemas';
 
-const Entitlement = z
+export const Entitlement = z
   .object({
     type: z.enum(['one_time', 'subscription']),
     productId: z.string(),

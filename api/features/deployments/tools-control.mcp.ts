@@ -1,0 +1,175 @@
+import { z } from 'zod';
+
+import { deploymentWorkflowId } from '../../../shared/constants';
+import { DeploymentStatus } from '../../../shared/deployments/types';
+import type { Principal } from '../../../shared/identity/service';
+import type { Permission } from '../../../shared/permissions';
+import type { AppDeps } from '../../app';
+import { defineTool, Next, type ToolCall, type ToolDef, WRITE } from '../../mcp/tool';
+import type { CommandAccepted } from './commands';
+import { RedeployRequest, RollbackRequest, ScaleRequest } from './schemas.platform';
+import { deploymentIdInput, deploymentProjectOf, Summary, summary, WAIT_S } from './tools.mcp';
+
+const Outcome = z.object({
+  deploymentId: z.uuid(),
+  command: z.object({ id: z.string(), name: z.string() }),
+  state: z.enum(['running', 'succeeded', 'failed']),
+  status: DeploymentStatus.optional(),
+  revision: z.number().int().optional(),
+  replicas: z.number().int().optional(),
+  message: z.string().optional(),
+  deployment: Summary,
+  next: Next.optional(),
+});
+type Outcome = z.input<typeof Outcome>;
+
+/**
+ * The deployment controls (stop, start, redeploy, scale, rollback): each is accepted by the deployment's workflow
+ * at once, then carried out; the tool waits for the end up to waitS seconds on Temporal's own long-poll of the
+ * update's result (no polling loop), and answers with how it ended or with the call that waits on.
+ */
+export function deploymentControlTools(deps: AppDeps): ToolDef[] {
+  const { deployments, temporal } = deps;
+  const project = deploymentProjectOf(deps);
+
+  async function settle(id: string, commandId: string, waitS: number, signal: AbortSignal): Promise<void> {
+    if (waitS <= 0) return;
+    const stop = new AbortController();
+    const timer = setTimeout(() => stop.abort(), waitS * 1000);
+    const cancel = () => stop.abort();
+    signal.addEventListener('abort', cancel);
+    try {
+      await temporal.withAbortSignal(stop.signal, () =>
+        temporal.workflow.getHandle(deploymentWorkflowId(id)).getUpdateHandle(commandId).result(),
+      );
+    } catch {
+      // A failed command, a wait cut short: the service's own reading below says which, in its words.
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', cancel);
+    }
+  }
+
+  async function outcome(principal: Principal, id: string, commandId: string, name: string): Promise<Outcome> {
+    const progress = await deployments.command(principal, id, commandId);
+    const d = await deployments.get(principal, id);
+    const command = { id: commandId, name };
+    const base = { deploymentId: id, command, state: progress.state, deployment: summary(d) };
+    if (progress.state === 'succeeded') {
+      const { status, revision, replicas } = progress.outcome;
+      return { ...base, status, revision, replicas };
+    }
+    if (progress.state === 'failed')
+      return {
+        ...base,
+        message: progress.message,
+        next: { tool: 'diagnose_deployment', arguments: { deploymentId: id }, why: 'Read why, and what to change.' },
+      };
+    return {
+      ...base,
+      next: {
+        tool: 'wait_for_command',
+        arguments: { deploymentId: id, commandId },
+        why: 'It is still being carried out; wait on it again.',
+      },
+    };
+  }
+
+  const control = <S extends z.ZodRawShape>(t: {
+    name: string;
+    title: string;
+    description: string;
+    permission: Permission;
+    shape: S;
+    idempotent: boolean;
+    destructive?: boolean;
+    send: (p: Principal, input: z.output<z.ZodObject<S>> & { deploymentId: string }) => Promise<CommandAccepted>;
+  }) =>
+    defineTool({
+      name: t.name,
+      title: t.title,
+      description: `${t.description} Waits up to waitS seconds (default 50) for the end, then answers with the outcome or what to call next.`,
+      permission: t.permission,
+      project: (p, i) => project(p, i as { deploymentId: string }),
+      input: z.object({ ...deploymentIdInput, ...t.shape, waitS: WAIT_S }).strict(),
+      output: Outcome,
+      annotations: { ...WRITE, idempotentHint: t.idempotent, destructiveHint: t.destructive ?? false },
+      audit: { resource: 'deployment', id: (input) => (input as { deploymentId: string }).deploymentId },
+      run: async ({ principal, input, signal }: ToolCall<Record<string, unknown>>) => {
+        const typed = input as z.output<z.ZodObject<S>> & { deploymentId: string; waitS: number };
+        const accepted = await t.send(principal, typed);
+        await settle(typed.deploymentId, accepted.command.id, typed.waitS, signal);
+        return outcome(principal, typed.deploymentId, accepted.command.id, t.name);
+      },
+    });
+
+  return [
+    control({
+      name: 'stop',
+      title: 'Stop a deployment',
+      description: 'Stops every instance and keeps them (and their logs); start brings it back on the same release.',
+      permission: 'deployment.manage',
+      shape: {},
+      idempotent: true,
+      destructive: true,
+      send: (p, i) => deployments.stop(p, i.deploymentId),
+    }),
+    control({
+      name: 'start',
+      title: 'Start a stopped deployment',
+      description: 'Starts a stopped deployment again on its current release.',
+      permission: 'deployment.manage',
+      shape: {},
+      idempotent: true,
+      send: (p, i) => deployments.start(p, i.deploymentId),
+    }),
+    control({
+      name: 'redeploy',
+      title: 'Redeploy with a new environment (set env)',
+      description:
+        'Sets the environment: a new release with envVars (they replace the old ones) starts beside the serving ' +
+        'one, and traffic switches only once it is ready; if it fails, the old release keeps serving.',
+      permission: 'deployment.create',
+      shape: RedeployRequest.shape,
+      idempotent: false,
+      send: (p, i) => deployments.redeploy(p, i.deploymentId, i.envVars),
+    }),
+    control({
+      name: 'scale',
+      title: 'Scale a deployment',
+      description: 'Runs `replicas` instances of the current release behind its URL; 0 is the same as stop.',
+      permission: 'deployment.manage',
+      shape: ScaleRequest.shape,
+      idempotent: true,
+      send: (p, i) => deployments.scale(p, i.deploymentId, i.replicas),
+    }),
+    control({
+      name: 'rollback',
+      title: 'Roll back to an earlier release',
+      description:
+        'Serves an earlier release again (its recorded image, no rebuild): `revision`, or by default the last ' +
+        'release that was healthy before the current one. get_deployment lists the releases.',
+      permission: 'deployment.manage',
+      shape: RollbackRequest.shape,
+      idempotent: false,
+      send: (p, i) => deployments.rollback(p, i.deploymentId, i.revision),
+    }),
+    defineTool({
+      name: 'wait_for_command',
+      title: 'Wait for a deployment command',
+      description:
+        'Waits (at most timeoutS seconds, one call) for a stop, start, redeploy, scale or rollback to end, and ' +
+        'answers with its outcome. Resumable: call again while it is still running.',
+      permission: 'deployment.read',
+      project,
+      input: z.object({ ...deploymentIdInput, commandId: z.string().min(1).max(300), timeoutS: WAIT_S }),
+      output: Outcome,
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      run: async ({ principal, input, signal }) => {
+        await deployments.command(principal, input.deploymentId, input.commandId);
+        await settle(input.deploymentId, input.commandId, input.timeoutS, signal);
+        return outcome(principal, input.deploymentId, input.commandId, input.commandId.split(':')[0] ?? 'command');
+      },
+    }),
+  ];
+}

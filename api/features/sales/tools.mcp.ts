@@ -1,0 +1,95 @@
+import { z } from 'zod';
+
+import type { AppDeps } from '../../app';
+import { defineTool, READ, type ToolDef, WRITE } from '../../mcp/tool';
+import { Entitlement } from './routes.entitlements';
+import { DeliveriesQuery, DeliveryList, EntitlementsQuery, EventIdParams } from './schemas';
+
+/** A seller's agent: what was sent to the seller's endpoint, a resend, and what a buyer holds. */
+export function salesTools(deps: Pick<AppDeps, 'sales'>): ToolDef[] {
+  const { sales } = deps;
+  return [
+    defineTool({
+      name: 'list_deliveries',
+      title: 'List webhook deliveries',
+      description:
+        'Sales webhook events sent (or being sent) to your endpoint, newest first, with their delivery status and ' +
+        'attempt count. Filter by status (pending, delivered, failed), type or since.',
+      permission: 'sales.manage',
+      input: DeliveriesQuery,
+      output: z.object({ deliveries: DeliveryList.shape.deliveries, total: z.number().int() }),
+      annotations: READ,
+      run: async ({ principal, input }) => {
+        const { items, total } = await sales.listDeliveries({
+          orgId: principal.org._id,
+          ...input,
+          since: input.since ? new Date(input.since) : undefined,
+        });
+        return {
+          deliveries: items.map((e) => ({
+            eventId: e._id,
+            type: e.type,
+            status: e.status,
+            createdAt: e.createdAt.toISOString(),
+            attemptCount: e.attempts.length,
+            lastAttemptAt: e.attempts.at(-1)?.at.toISOString() ?? null,
+          })),
+          total,
+        };
+      },
+    }),
+    defineTool({
+      name: 'resend_delivery',
+      title: 'Resend a webhook event',
+      description:
+        'Sends one event again now to your endpoint (same event ID and body, signed) and answers with that ' +
+        'attempt’s outcome; `queued` when no worker took it in time (it is sent when one does).',
+      permission: 'sales.manage',
+      input: z.object({ eventId: EventIdParams.shape.eventId }),
+      output: z.object({
+        eventId: z.string(),
+        outcome: z.string(),
+        attempt: z
+          .object({
+            number: z.number().int(),
+            at: z.iso.datetime(),
+            responseStatus: z.number().int().nullable(),
+            errorClass: z.string().nullable(),
+            durationMs: z.number(),
+          })
+          .nullable(),
+      }),
+      annotations: { ...WRITE, idempotentHint: false },
+      audit: { resource: 'delivery', id: (input) => input.eventId },
+      run: async ({ principal, input }) => {
+        const r = await sales.resend(principal.org._id, input.eventId);
+        const a = r.attempt;
+        return {
+          eventId: input.eventId,
+          outcome: r.outcome,
+          attempt: a
+            ? {
+                number: a.number,
+                at: a.at.toISOString(),
+                responseStatus: a.responseStatus,
+                errorClass: a.errorClass,
+                durationMs: a.durationMs,
+              }
+            : null,
+        };
+      },
+    }),
+    defineTool({
+      name: 'lookup_entitlements',
+      title: 'Look up a buyer’s entitlements',
+      description:
+        'What a buyer (by e-mail) holds from you now: unrefunded one-time purchases and active subscriptions. ' +
+        'An empty list means nothing active under your account.',
+      permission: 'sales.manage',
+      input: EntitlementsQuery,
+      output: z.object({ entitlements: z.array(Entitlement) }),
+      annotations: READ,
+      run: async ({ principal, input }) => ({ entitlements: await sales.entitlements(principal.org._id, input.email) }),
+    }),
+  ];
+}
