@@ -102,6 +102,8 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
     const idFor: Record<string, string> = {
       '/compat/deployments': deploymentId,
       '/platform/deployments': deploymentId,
+      // A command ID of A's deployment's shape; B is refused on the deployment before the command is looked up.
+      '/platform/deployments/{id}/commands': `stop:${deploymentId}`,
       '/platform/tokens': tokenId,
       '/platform/secrets': secretId,
       '/platform/sales': saleId,
@@ -114,6 +116,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
     // Bodies that point at A's resources, where a route takes one.
     const bodyFor: Record<string, unknown> = {
       'POST /compat/deploy/source': { name: 'b-steal', uploadId },
+      'POST /platform/deployments': { name: 'b-steal', uploadId },
       'POST /platform/sales': { productId, buyer: { email: buyer, name: 'B' }, amount: 1, currency: 'EUR' },
       'PATCH /platform/subscriptions/{id}': { status: 'canceled' },
       'PUT /platform/projects/{id}': { description: 'b was here' },
@@ -131,6 +134,11 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       // A's Git token through B's deploy.
       'POST /compat/deploy/source': {
         name: 'b-steal-2',
+        repoUrl: 'https://git.example.com/a/repo.git',
+        gitTokenSecretId: secretId,
+      },
+      'POST /platform/deployments': {
+        name: 'b-steal-3',
         repoUrl: 'https://git.example.com/a/repo.git',
         gitTokenSecretId: secretId,
       },
