@@ -35,6 +35,8 @@ describe('OpenAPI document', () => {
         'GET /compat/deployments/{id}/logs',
         'GET /platform/deployments/{id}/events',
         'POST /platform/tokens',
+        'GET /platform/tokens/current',
+        'GET /platform/audit',
         'GET /platform/tokens',
         'DELETE /platform/tokens/{id}',
         'POST /platform/secrets',
