@@ -1,4 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { Db } from 'mongodb';
 
 import type { Config } from '../shared/config';
 import type { DeploymentStore } from '../shared/deployments/store';
@@ -12,6 +13,7 @@ import type { Redis } from '../shared/redis';
 import { createEnvSealer } from '../shared/secrets/deployment-env';
 import type { Vault } from '../shared/secrets/vault';
 import { type BuildDeps, createBuildActivities } from './build';
+import { builderActivitiesFrom } from './builder-compose';
 import { createDeploymentActivities } from './deployments';
 import { createMetricsActivities } from './metrics';
 import { createEngineLocal, type EngineLocalDeps } from './providers/engine-local';
@@ -32,6 +34,8 @@ export interface ActivityDeps {
   vault: Pick<Vault, 'revealForGit'>;
   /** Bounds one organisation's builds across workers (BUILD_CONCURRENCY_PER_ORG); per worker without it. */
   redis?: Redis;
+  /** The AI builder's records (sessions, checkpoints, turn events) and AI providers; without it no builder turn runs. */
+  db?: Db;
   config: BuildDeps['config'] &
     Pick<
       Config,
@@ -48,6 +52,11 @@ export interface ActivityDeps {
       | 'EDGE_BIND_IP'
       | 'METRICS_RETENTION_H'
       | 'REDIS_KEY_PREFIX'
+      | 'S3_BUCKET'
+      | 'ALLOW_PRIVATE_AI_PROVIDERS'
+      | 'AI_RETRY_ATTEMPTS'
+      | 'AI_RETRY_MAX_DELAY_S'
+      | 'AI_IDLE_TIMEOUT_S'
     >;
 }
 
@@ -93,6 +102,14 @@ export function createActivities(deps: ActivityDeps) {
       config: deps.config,
       ...(deps.redis ? { redis: deps.redis } : {}),
     }),
+    ...(deps.db
+      ? builderActivitiesFrom({
+          db: deps.db,
+          s3: deps.s3,
+          config: deps.config,
+          ...(deps.redis ? { redis: deps.redis } : {}),
+        })
+      : {}),
     ...createUploadActivities({ store: deps.uploads, s3: deps.s3, bucket: deps.config.S3_BUCKET }),
     ...createWebhookActivities({ store: deps.sales, allowPrivateTargets: deps.allowPrivateWebhookTargets }),
     ...createOutboxActivities({ store: deps.sales }),

@@ -13,6 +13,7 @@ import type { Redis } from '../shared/redis';
 import type { Vault } from '../shared/secrets/vault';
 import type { DeploymentObserver } from './features/deployments/observe';
 import type { DeploymentService } from './features/deployments/service';
+import type { BuilderDeps } from './features/builder/compose';
 import type { DeploymentFollower } from './features/deployments/events';
 import type { DeploymentWaiter } from './features/deployments/wait';
 import type { FeatureContext } from './features/feature';
@@ -56,6 +57,12 @@ export interface AppDeps {
   vault: Vault;
   projects: ProjectService;
   users: UserService;
+  /** The organisation's AI providers (keys sealed) and a client that calls them (the provider test). */
+  aiProviders: BuilderDeps['aiProviders'];
+  aiClient: BuilderDeps['aiClient'];
+  /** The AI builder: sessions, files, checkpoints and shares; model turns (api/features/builder). */
+  builder: BuilderDeps['builder'];
+  builderTurns: BuilderDeps['builderTurns'];
 }
 
 /** The composition root of the HTTP surface; `listen` lives in server.ts so tests can build it on their own services. */

@@ -25,6 +25,7 @@ import { createGitSourceCheck } from './features/deployments/git-source';
 import { createDeploymentObserver } from './features/deployments/observe';
 import { createQuota, quotaRecords } from './features/deployments/quota';
 import { createDeploymentService } from './features/deployments/service';
+import { composeBuilder } from './features/builder/compose';
 import { createDeploymentFollower } from './features/deployments/events';
 import { createDeploymentWaiter } from './features/deployments/wait';
 import { createProjectService } from './features/projects/service';
@@ -122,5 +123,13 @@ export async function composeApi(c: {
       lock,
     }),
     users: createUserService({ identity, lock }),
+    ...(await composeBuilder({
+      db,
+      s3: c.s3,
+      redis: c.redis,
+      temporal: c.temporal,
+      config: c.config,
+      projects: projectStore,
+    })),
   };
 }

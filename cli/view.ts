@@ -10,20 +10,7 @@ export interface DeploymentView {
   createdAt: string;
   events?: { status: string; message: string; at: string }[];
   error?: { code: string; phase?: string; message: string; hint?: string; exitCode?: number; lastLines?: string[] };
-  revision?: number;
-  replicas?: number;
-  lastFailure?: { phase?: string; message: string; hint?: string; at?: string };
-  releases?: { total: number; recent: Release[] };
-}
-
-export interface Release {
-  revision: number;
-  image?: string;
-  trigger?: string;
-  rollbackOf?: number;
-  status?: string;
-  createdAt?: string;
-  envNames?: string[];
+  releases?: { revision: number; status?: string; trigger?: string; createdAt?: string; imageId?: string }[];
 }
 
 export interface LogLine {

@@ -52,6 +52,8 @@ const CODES = {
   AI_PROVIDER_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   SESSION_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   SHARE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  CHECKPOINT_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  TURN_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
 } as const satisfies Record<string, { status: number; compat: CompatCode }>;
 
 export type ErrorCode = keyof typeof CODES;

@@ -65,6 +65,7 @@ async function main() {
     },
     s3: createS3Client(cfg),
     uploads: createUploadStore(database.db),
+    db: database.db,
     vault: createVault({ store: createSecretStore(database.db), key: cfg.SECRETS_KEY }),
     redis,
     config: cfg,

@@ -1,3 +1,5 @@
+export * from './builder-turn/commands';
+export * from './builder-turn/workflow';
 export * from './deployment/commands';
 export * from './deployment/workflow';
 export * from './metrics';

@@ -1,5 +1,7 @@
 import type { RouteDef } from '../http/routes';
+import { aiProvidersFeature } from './ai-providers';
 import { auditFeature } from './audit';
+import { builderFeature } from './builder';
 import { deploymentsFeature } from './deployments';
 import type { Feature, FeatureContext, Origin } from './feature';
 import { projectsFeature } from './projects';
@@ -19,6 +21,8 @@ export const FEATURES: Feature[] = [
   auditFeature,
   projectsFeature,
   usersFeature,
+  aiProvidersFeature,
+  builderFeature,
 ];
 
 /** The routes an origin serves, in the order of FEATURES. */

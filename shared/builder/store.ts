@@ -25,8 +25,9 @@ export const isTaken = (err: unknown) =>
   isDuplicateKey(err) ||
   (err instanceof DatabaseError && String((err.cause as Error | undefined)?.message).includes('UNIQUE constraint'));
 
-/** What a new checkpoint is made of; its seq and _id are the store's. */
+/** What a new checkpoint is made of; its seq is the store's, and so is its _id unless a retried writer names one. */
 export interface NewCheckpoint {
+  _id?: string;
   sessionId: string;
   orgId: string;
   files: CheckpointRecord['files'];
@@ -84,9 +85,7 @@ export function createBuilderStore(db: Db) {
      */
     async defaultSession(record: Omit<SessionRecord, 'defaultKey'>): Promise<{ session: Session; created: boolean }> {
       try {
-        await guard('builder.insertSession', () =>
-          sessions.insertOne({ ...record, defaultKey: DEFAULT_SESSION_KEY }),
-        );
+        await guard('builder.insertSession', () => sessions.insertOne({ ...record, defaultKey: DEFAULT_SESSION_KEY }));
         return { session: { ...record, defaultKey: DEFAULT_SESSION_KEY, head: undefined }, created: true };
       } catch (err) {
         if (!isTaken(err)) throw err;
@@ -97,6 +96,11 @@ export function createBuilderStore(db: Db) {
       if (!found) throw new Error('the default session of a project is taken but cannot be read');
       return { session: (await withHead(found))!, created: false };
     },
+
+    findDefaultSession: async (orgId: string, projectId: string) =>
+      (await guard('builder.defaultSession', () =>
+        sessions.findOne({ orgId, projectId, defaultKey: DEFAULT_SESSION_KEY }),
+      )) ?? undefined,
 
     /** Writes the fields whole (never computed from a read); false when the org has no such session. */
     async setSessionFields(orgId: string, id: string, set: Pick<SessionRecord, 'providerId' | 'model'>) {
@@ -119,11 +123,12 @@ export function createBuilderStore(db: Db) {
       parent: CheckpointRecord | undefined,
       c: NewCheckpoint,
     ): Promise<CheckpointRecord | undefined> {
+      const { _id, ...fields } = c;
       const record: CheckpointRecord = {
-        _id: randomUUID(),
+        _id: _id ?? randomUUID(),
         seq: (parent?.seq ?? 0) + 1,
         ...(parent ? { parent: parent._id } : {}),
-        ...c,
+        ...fields,
         createdAt: new Date(),
       };
       try {
@@ -243,6 +248,10 @@ export function createBuilderStore(db: Db) {
         }
       };
     },
+
+    /** Whether the turn already stored an event of this type (a retried activity does not write it twice). */
+    hasEvent: async (turnId: string, type: TurnEventType) =>
+      (await guard('builder.hasEvent', () => events.countDocuments({ turnId, type }, { limit: 1 }))) > 0,
 
     /** A turn's events after `afterSeq`, in order; the org and session must match (another's read as none). */
     eventsAfter: (q: { orgId: string; sessionId: string; turnId: string }, afterSeq: number, limit = 500) =>

@@ -150,4 +150,3 @@ export interface RunningTurnRecord {
   orgId: string;
   startedAt: Date;
 }
-

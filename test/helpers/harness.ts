@@ -98,6 +98,7 @@ export async function startHarness(
       },
       s3,
       uploads: createUploadStore(database.db),
+      db: database.db,
       vault: createVault({ store: createSecretStore(database.db), key: config.SECRETS_KEY }),
       redis,
       config,

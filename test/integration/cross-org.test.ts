@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
+import { createProjectStore } from '../../shared/projects/store';
 import { client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
 import { archiveForm, makeZip } from '../helpers/zip';
@@ -26,6 +27,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
         RATE_LIMIT_PLATFORM_PER_15MIN: '100000',
         RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: '100000',
         ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
+        ALLOW_PRIVATE_AI_PROVIDERS: 'true',
       },
       { worker: false },
     );
@@ -99,17 +101,71 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       ok(await a.post<{ data: Body }>('/platform/projects', { name: 'a-project' }), 'project').data as Body
     ).id as string;
 
+    // The AI builder: a provider, a session with a checkpoint and a share in A's project; B's own project to remix into.
+    const builderProjects = createProjectStore(h.db);
+    const builderProject = async (orgId: string, userId: string) => {
+      const id = randomUUID();
+      const now = new Date();
+      await builderProjects.insert({
+        _id: id,
+        orgId,
+        name: `builder-${id}`,
+        createdAt: now,
+        updatedAt: now,
+        createdBy: userId,
+      });
+      return id;
+    };
+    const builderProjectId = await builderProject(orgA.orgId, orgA.userId);
+    const bProjectId = await builderProject(orgB.orgId, orgB.userId);
+    const providerId = (
+      ok(
+        await a.post<{ data: Body }>('/platform/ai-providers', {
+          name: 'a-ai',
+          kind: 'openai_compatible',
+          baseUrl: 'http://127.0.0.1:9/v1',
+          apiKey: `sk-a-${randomUUID()}`,
+          defaultModel: 'a-model',
+        }),
+        'AI provider',
+      ).data as Body
+    ).id as string;
+    const sessionId = (
+      ok(
+        await a.post<{ data: Body }>('/platform/builder/sessions', { projectId: builderProjectId, providerId }),
+        'builder session',
+      ).data as Body
+    ).id as string;
+    const checkpointId = (
+      (
+        ok(
+          await a.call<{ data: Body }>('PUT', `/platform/builder/sessions/${sessionId}/files`, {
+            files: [{ path: 'index.html', content: 'a' }],
+          }),
+          'checkpoint',
+        ).data as Body
+      ).checkpoint as Body
+    ).id as string;
+    const slug = (
+      ok(await a.post<{ data: Body }>(`/platform/builder/sessions/${sessionId}/share`, { access: 'remix' }), 'share')
+        .data as Body
+    ).slug as string;
+
     // What each path parameter names, by the collection it sits under.
     const idFor: Record<string, string> = {
       '/compat/deployments': deploymentId,
       '/platform/deployments': deploymentId,
-      // A command ID of A's deployment's shape; B is refused on the deployment before the command is looked up.
-      '/platform/deployments/{id}/commands': `stop:${deploymentId}`,
       '/platform/tokens': tokenId,
       '/platform/secrets': secretId,
       '/platform/sales': saleId,
       '/platform/subscriptions': subscriptionId,
       '/platform/sales/deliveries': eventId,
+      '/platform/ai-providers': providerId,
+      '/platform/builder/sessions': sessionId,
+      // No turn was run: B is refused on the session before the turn is looked up.
+      '/platform/builder/sessions/{id}/turns': randomUUID(),
+      '/platform/builder/shares': slug,
+      '/platform/builder/projects': builderProjectId,
       '/platform/projects': projectId,
       '/platform/projects/{id}/members': orgA.userId,
       '/platform/users': orgA.userId,
@@ -117,9 +173,18 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
     // Bodies that point at A's resources, where a route takes one.
     const bodyFor: Record<string, unknown> = {
       'POST /compat/deploy/source': { name: 'b-steal', uploadId },
-      'POST /platform/deployments': { name: 'b-steal', uploadId },
       'POST /platform/sales': { productId, buyer: { email: buyer, name: 'B' }, amount: 1, currency: 'EUR' },
       'PATCH /platform/subscriptions/{id}': { status: 'canceled' },
+      'PATCH /platform/ai-providers/{id}': { enabled: false },
+      'POST /platform/builder/sessions': { projectId: builderProjectId, providerId },
+      'PUT /platform/builder/sessions/{id}/files': { files: [{ path: 'index.html', content: 'b' }] },
+      'POST /platform/builder/sessions/{id}/revert': { checkpointId },
+      'PUT /platform/builder/sessions/{id}/model': { model: 'a-model' },
+      'PUT /platform/builder/sessions/{id}/provider': { providerId },
+      'POST /platform/builder/sessions/{id}/share': { access: 'remix' },
+      'POST /platform/builder/sessions/{id}/messages': { content: 'hello' },
+      'POST /platform/builder/sessions/{id}/messages/stream': { content: 'hello' },
+      'POST /platform/builder/shares/{slug}/remix': { projectId: bProjectId },
       'PUT /platform/projects/{id}': { description: 'b was here' },
       'POST /platform/projects/{id}/members': { userId: orgA.userId, role: 'viewer' },
       'PATCH /platform/projects/{id}/members/{userId}': { role: 'viewer' },
@@ -138,11 +203,6 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
         repoUrl: 'https://git.example.com/a/repo.git',
         gitTokenSecretId: secretId,
       },
-      'POST /platform/deployments': {
-        name: 'b-steal-3',
-        repoUrl: 'https://git.example.com/a/repo.git',
-        gitTokenSecretId: secretId,
-      },
     };
     const aIds = [
       deploymentId,
@@ -156,6 +216,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       projectId,
       orgA.userId,
     ];
+    aIds.push(providerId, sessionId, checkpointId, slug);
 
     const doc = (await (await fetch(`${h.baseUrl}/openapi.json`)).json()) as Doc;
     const swept: string[] = [];
@@ -186,17 +247,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
             expect([key, [400, 404].includes(r.status)]).toEqual([key, true]);
           }
           // Whatever B may do in its own organisation, nothing of A's comes back (beyond what B itself sent).
-          let seen: unknown = r.body;
-          if (key === 'GET /platform/audit') {
-            // B's own trail names what B itself sent earlier (its refused attempts on A's IDs), as the resource and
-            // project of B's own events, and nothing else of A's.
-            type Ev = { orgId: string; projectId: string | null; resource: { id: string | null } };
-            const events = (r.body as { data: { events: Ev[] } }).data.events;
-            expect(events.length).toBeGreaterThan(0);
-            expect(events.filter((e) => e.orgId !== orgB.orgId)).toEqual([]);
-            seen = events.map((e) => ({ ...e, projectId: null, resource: { ...e.resource, id: null } }));
-          }
-          const text = JSON.stringify(seen);
+          const text = JSON.stringify(r.body);
           const sent = url + JSON.stringify(body ?? {});
           for (const id of [...aIds, webhookUrl, apiKey, buyer].filter((x) => !sent.includes(x)))
             expect([key, text.includes(id)]).toEqual([key, false]);
@@ -232,6 +283,12 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
     expect(((await aLookup.json()) as { entitlements: Body[] }).entitlements).toEqual([
       expect.objectContaining({ saleId, status: 'active', subscriptionId }),
     ]);
+    const aSession = await a.get<{ data: { head: Body; messages: unknown[] } }>(
+      `/platform/builder/sessions/${sessionId}`,
+    );
+    expect([aSession.body.data.head.id, aSession.body.data.messages]).toEqual([checkpointId, []]);
+    expect((await a.get<{ data: Body }>(`/platform/ai-providers/${providerId}`)).body.data.enabled).toBe(true);
+    expect((await a.get(`/platform/builder/shares/${slug}`)).status).toBe(200);
     expect((await a.del(`/compat/deployments/${deploymentId}`)).status).toBe(204);
   });
 });

@@ -1,0 +1,101 @@
+import type { Request } from 'express';
+import { z } from 'zod';
+
+import { principalOf } from '../../http/auth';
+import { route, type RouteDef } from '../../http/routes';
+import { ok, success } from '../../http/shapes';
+import type { FeatureContext } from '../feature';
+import {
+  MessageRequest,
+  SessionIdParams,
+  TURN_EVENTS_TEXT,
+  TurnEventsParams,
+  TurnEventsQuery,
+  TurnResultView,
+} from './schemas';
+import { checkpointView, messageView } from './views';
+
+/** Last-Event-ID as the seq to resume after (0: from the start); anything else is ignored, as EventSource does. */
+const lastEventId = (req: Request): number => {
+  const v = req.get('last-event-id');
+  return v && /^\d{1,9}$/.test(v) ? Number(v) : 0;
+};
+
+const SSE = z.string().meta({ description: 'text/event-stream' });
+
+const TURN_TEXT =
+  'The model sees the file tree and the conversation, reads the files it asks for, and edits through tools (write_file, delete_file, rename_file); the turn ends with a checkpoint of what it changed and the assistant message. A provider that refuses the key ends the turn with error provider_auth; a rate limit is retried a bounded number of times, then ends it with rate_limited; either way the session takes the next message. One turn at a time per session: a second is 409 naming the running one.';
+
+export function builderTurnRoutes(deps: Pick<FeatureContext, 'builder' | 'builderTurns'>): RouteDef[] {
+  const { builder, builderTurns: turns } = deps;
+  const tags = ['AI builder'];
+  return [
+    route({
+      method: 'post',
+      path: '/builder/sessions/:id/messages',
+      summary: 'Send a message: runs a model turn and answers when it has ended',
+      description: `${TURN_TEXT} Answers 200 with status failed and the typed error when the turn ended with one.`,
+      tags,
+      request: { params: SessionIdParams, body: MessageRequest },
+      before: [],
+      audit: { resource: 'message', action: 'message.create', idField: 'turnId' },
+      responses: {
+        200: { description: 'The ended turn', schema: success(TurnResultView) },
+        409: { description: 'A turn is running in this session (details.turnId)' },
+      },
+      handler: async ({ params, body }, req, res) => {
+        const { turnId, sessionId } = await turns.start(principalOf(req), params.id, body);
+        const r = await turns.result(sessionId, turnId);
+        const s = await builder.load(principalOf(req), sessionId, 'read');
+        const [message, checkpoint] = await Promise.all([
+          builder.message(s._id, r.messageId),
+          r.checkpointId ? builder.checkpoint(s, r.checkpointId) : undefined,
+        ]);
+        res.json(
+          ok({
+            turnId,
+            status: r.status,
+            message: message ? messageView(message) : null,
+            checkpoint: checkpoint ? checkpointView(checkpoint) : null,
+            error: r.error,
+          }),
+        );
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/builder/sessions/:id/messages/stream',
+      summary: 'Send a message and stream its turn as Server-Sent Events',
+      description: `${TURN_TEXT} ${TURN_EVENTS_TEXT}`,
+      tags,
+      request: { params: SessionIdParams, body: MessageRequest },
+      before: [],
+      audit: { resource: 'message', action: 'message.create' },
+      responses: {
+        200: { description: 'An event stream (text/event-stream), ending after turn.completed', schema: SSE },
+        409: { description: 'A turn is running in this session (details.turnId)' },
+      },
+      handler: async ({ params, body }, req, res) => {
+        const p = principalOf(req);
+        const { turnId, sessionId } = await turns.start(p, params.id, body);
+        await turns.stream(await builder.load(p, sessionId, 'read'), turnId, lastEventId(req), res);
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/builder/sessions/:id/turns/:turnId/events',
+      summary: "Stream a turn's events (again) as Server-Sent Events, from Last-Event-ID or ?after= on",
+      description: TURN_EVENTS_TEXT,
+      tags,
+      request: { params: TurnEventsParams, query: TurnEventsQuery },
+      before: [],
+      responses: {
+        200: { description: 'An event stream (text/event-stream), ending after turn.completed', schema: SSE },
+      },
+      handler: async ({ params, query }, req, res) => {
+        const s = await builder.load(principalOf(req), params.id, 'read');
+        await turns.stream(s, params.turnId, query.after ?? lastEventId(req), res);
+      },
+    }),
+  ];
+}

@@ -1,0 +1,289 @@
+import { randomUUID } from 'node:crypto';
+
+import { createProjectStore } from '../../shared/projects/store';
+import { client } from '../helpers/client';
+import { type Harness, startHarness } from '../helpers/harness';
+
+type Body = Record<string, unknown>;
+type Data<T = Body> = { data: T; message?: string };
+interface SessionBody {
+  id: string;
+  head: { id: string; seq: number; files: { path: string; sha256: string; size: number }[] } | null;
+  checkpoints: { id: string; seq: number; reason: string; parent: string | null; source: string | null }[];
+  messages: { id: string; reverted: boolean }[];
+  isDefault: boolean;
+  remixedFrom: Body | null;
+  sandbox: unknown;
+}
+
+/** Sessions, files, checkpoints, revert, shares and remix over HTTP, on the real stack (no model turns here). */
+describe('builder sessions', () => {
+  let h: Harness;
+  let projects: ReturnType<typeof createProjectStore>;
+
+  beforeAll(async () => {
+    h = await startHarness('builder-sessions', { RATE_LIMIT_PLATFORM_PER_15MIN: '100000' }, { worker: false });
+    projects = createProjectStore(h.db);
+  });
+  afterAll(() => h?.stop());
+
+  /** An org with an owner, a project, and a member of it with `role` (its own token). */
+  async function org() {
+    const o = await h.newOrg();
+    const projectId = randomUUID();
+    const now = new Date();
+    await projects.insert({
+      _id: projectId,
+      orgId: o.orgId,
+      name: `p-${projectId.slice(0, 8)}`,
+      createdAt: now,
+      updatedAt: now,
+      createdBy: o.userId,
+    });
+    const member = async (role: 'admin' | 'developer' | 'viewer', orgRole: 'developer' | 'viewer' = 'developer') => {
+      const user = await h.identity.addUser({ orgId: o.orgId, email: `${randomUUID()}@x.invalid`, role: orgRole });
+      await projects.addMember({ projectId, orgId: o.orgId, userId: user._id, role, addedAt: now, addedBy: o.userId });
+      const t = await h.identity.createToken({ orgId: o.orgId, userId: user._id, name: 't', scopes: [] });
+      return client(h, t.token);
+    };
+    return { ...o, projectId, api: client(h, o.token), member };
+  }
+
+  const session = async (api: ReturnType<typeof client>, id: string) =>
+    (await api.get<Data<SessionBody>>(`/platform/builder/sessions/${id}`)).body.data;
+
+  it('saves files as checkpoints, refuses a stale expectedHead with 409, and validates paths and sizes', async () => {
+    const { api, projectId } = await org();
+    const created = await api.post<Data<SessionBody>>('/platform/builder/sessions', { projectId, title: 'Shop' });
+    expect(created.status).toBe(200);
+    const id = created.body.data.id;
+    expect(created.body.data).toMatchObject({
+      head: null,
+      checkpoints: [],
+      messages: [],
+      isDefault: false,
+      sandbox: null,
+    });
+
+    const save = (body: unknown) =>
+      api.call<Data<{ checkpoint: { id: string; seq: number }; created: boolean }>>(
+        'PUT',
+        `/platform/builder/sessions/${id}/files`,
+        body,
+      );
+    const first = await save({
+      files: [
+        { path: 'index.html', content: '<h1>hi</h1>' },
+        { path: 'src/app.js', content: 'x' },
+      ],
+      expectedHead: null,
+    });
+    expect(first.status).toBe(200);
+    expect(first.body.data).toMatchObject({ created: true, checkpoint: { seq: 1 } });
+    const second = await save({
+      files: [{ path: 'src/app.js', delete: true }],
+      expectedHead: first.body.data.checkpoint.id,
+    });
+    expect(second.body.data.checkpoint.seq).toBe(2);
+
+    const stale = await save({ files: [{ path: 'a.txt', content: 'a' }], expectedHead: first.body.data.checkpoint.id });
+    expect(stale.status).toBe(409);
+    expect(stale.body).toEqual({ status: 'error', message: expect.stringContaining(second.body.data.checkpoint.id) });
+
+    const s = await session(api, id);
+    expect(s.head!.files.map((f) => f.path)).toEqual(['index.html']);
+    expect(s.checkpoints.map((c) => c.seq)).toEqual([2, 1]);
+
+    for (const path of ['../x', '/etc/passwd', 'a\\b', 'a\u0001b', '.git/config'])
+      expect((await save({ files: [{ path, content: 'x' }] })).status).toBe(400);
+    const big = await save({
+      files: [{ path: 'big.bin', content: Buffer.alloc(600 * 1024).toString('base64'), encoding: 'base64' }],
+    });
+    expect([400, 413]).toContain(big.status);
+    const justUnder = await save({
+      files: [{ path: 'big.bin', content: Buffer.alloc(512 * 1024, 1).toString('base64'), encoding: 'base64' }],
+    });
+    expect(justUnder.status).toBe(200);
+    const tooBig = await save({
+      files: [{ path: 'big2.bin', content: Buffer.alloc(512 * 1024 + 1).toString('base64'), encoding: 'base64' }],
+    });
+    expect(tooBig.status).toBe(400);
+    expect(tooBig.body.message).toMatch(/at most 524288 bytes/);
+  });
+
+  it('keeps both of two concurrent saves without expectedHead, and lets one of two with the same expectedHead win', async () => {
+    const { api, projectId } = await org();
+    const id = (await api.post<Data<SessionBody>>('/platform/builder/sessions', { projectId })).body.data.id;
+    const put = (path: string, expectedHead?: string | null) =>
+      api.call<Data<{ checkpoint: { id: string } }>>('PUT', `/platform/builder/sessions/${id}/files`, {
+        files: [{ path, content: path }],
+        ...(expectedHead !== undefined ? { expectedHead } : {}),
+      });
+    const all = await Promise.all(['a', 'b', 'c', 'd'].map((p) => put(`${p}.txt`)));
+    expect(all.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect((await session(api, id)).head!.files.map((f) => f.path)).toEqual(['a.txt', 'b.txt', 'c.txt', 'd.txt']);
+
+    const head = (await session(api, id)).head!.id;
+    const raced = await Promise.all(['e', 'f', 'g'].map((p) => put(`${p}.txt`, head)));
+    expect(raced.map((r) => r.status).sort()).toEqual([200, 409, 409]);
+  });
+
+  it('reverts to a checkpoint as a new one, keeps every checkpoint, and refuses a stale expectedHead', async () => {
+    const { api, projectId } = await org();
+    const id = (await api.post<Data<SessionBody>>('/platform/builder/sessions', { projectId })).body.data.id;
+    const put = async (content: string) =>
+      (
+        await api.call<Data<{ checkpoint: { id: string } }>>('PUT', `/platform/builder/sessions/${id}/files`, {
+          files: [{ path: 'index.html', content }],
+        })
+      ).body.data.checkpoint.id;
+    const v1 = await put('v1');
+    const v2 = await put('v2');
+    const reverted = await api.post<Data<{ id: string; seq: number; reason: string; source: string; parent: string }>>(
+      `/platform/builder/sessions/${id}/revert`,
+      { checkpointId: v1, expectedHead: v2 },
+    );
+    expect(reverted.status).toBe(200);
+    expect(reverted.body.data).toMatchObject({ seq: 3, reason: 'revert', source: v1, parent: v2 });
+    const s = await session(api, id);
+    expect(s.head!.files).toEqual((await session(api, id)).head!.files);
+    expect(s.checkpoints.map((c) => c.id)).toEqual([reverted.body.data.id, v2, v1]);
+
+    const stale = await api.post(`/platform/builder/sessions/${id}/revert`, { checkpointId: v2, expectedHead: v2 });
+    expect(stale.status).toBe(409);
+    expect((await api.post(`/platform/builder/sessions/${id}/revert`, { checkpointId: randomUUID() })).status).toBe(
+      404,
+    );
+  });
+
+  it('gives one default session per project however many ask at once, and lets a viewer read but not change it', async () => {
+    const o = await org();
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        o.api.post<Data<SessionBody>>(`/platform/builder/projects/${o.projectId}/session`, {}),
+      ),
+    );
+    expect(new Set(results.map((r) => r.body.data.id)).size).toBe(1);
+    expect(results[0]!.body.data.isDefault).toBe(true);
+    const id = results[0]!.body.data.id;
+
+    const viewer = await o.member('viewer');
+    expect(
+      (await viewer.post<Data<SessionBody>>(`/platform/builder/projects/${o.projectId}/session`, {})).body.data.id,
+    ).toBe(id);
+    expect((await viewer.get(`/platform/builder/sessions/${id}`)).status).toBe(200);
+    expect(
+      (await viewer.call('PUT', `/platform/builder/sessions/${id}/files`, { files: [{ path: 'a', content: 'a' }] }))
+        .status,
+    ).toBe(403);
+    const developer = await o.member('developer');
+    expect(
+      (await developer.call('PUT', `/platform/builder/sessions/${id}/files`, { files: [{ path: 'a', content: 'a' }] }))
+        .status,
+    ).toBe(200);
+    // An org developer who is not in the project does not see it at all.
+    const outsider = client(
+      h,
+      (
+        await h.identity.createToken({
+          orgId: o.orgId,
+          userId: (await h.identity.addUser({ orgId: o.orgId, email: `${randomUUID()}@x.invalid`, role: 'developer' }))
+            ._id,
+          name: 't',
+          scopes: [],
+        })
+      ).token,
+    );
+    expect((await outsider.get(`/platform/builder/sessions/${id}`)).status).toBe(404);
+  });
+
+  it('shares a pinned checkpoint; a remix is a new session whose edits leave the original alone; revoke is 404 after', async () => {
+    const o = await org();
+    const id = (await o.api.post<Data<SessionBody>>('/platform/builder/sessions', { projectId: o.projectId })).body.data
+      .id;
+    await o.api.call('PUT', `/platform/builder/sessions/${id}/files`, {
+      files: [{ path: 'index.html', content: 'original' }],
+    });
+    const pinned = (await session(o.api, id)).head!;
+    const share = await o.api.post<Data<{ slug: string; checkpointId: string }>>(
+      `/platform/builder/sessions/${id}/share`,
+      { access: 'remix', expiresIn: 3600 },
+    );
+    expect(share.status).toBe(200);
+    const slug = share.body.data.slug;
+    expect(share.body.data.checkpointId).toBe(pinned.id);
+    // A later save does not move the share.
+    await o.api.call('PUT', `/platform/builder/sessions/${id}/files`, {
+      files: [{ path: 'later.txt', content: 'later' }],
+    });
+    expect((await o.api.get<Data<{ files: unknown[] }>>(`/platform/builder/shares/${slug}`)).body.data.files).toEqual(
+      pinned.files,
+    );
+
+    const remix = await o.api.post<Data<SessionBody>>(`/platform/builder/shares/${slug}/remix`, {
+      projectId: o.projectId,
+    });
+    expect(remix.status).toBe(200);
+    const copy = remix.body.data;
+    expect(copy.id).not.toBe(id);
+    expect(copy.head!.files).toEqual(pinned.files);
+    expect(copy.remixedFrom).toEqual({ sessionId: id, checkpointId: pinned.id, slug });
+    await o.api.call('PUT', `/platform/builder/sessions/${copy.id}/files`, {
+      files: [{ path: 'index.html', content: 'remixed' }],
+    });
+    const original = await session(o.api, id);
+    expect(original.head!.files.find((f) => f.path === 'index.html')).toEqual(
+      pinned.files.find((f) => f.path === 'index.html'),
+    );
+    expect(original.checkpoints).toHaveLength(2);
+
+    const viewOnly = (
+      await o.api.post<Data<{ slug: string }>>(`/platform/builder/sessions/${id}/share`, { access: 'view' })
+    ).body.data.slug;
+    expect((await o.api.post(`/platform/builder/shares/${viewOnly}/remix`, { projectId: o.projectId })).status).toBe(
+      403,
+    );
+
+    expect((await o.api.del(`/platform/builder/shares/${slug}`)).status).toBe(204);
+    expect((await o.api.get(`/platform/builder/shares/${slug}`)).status).toBe(404);
+    expect((await o.api.post(`/platform/builder/shares/${slug}/remix`, { projectId: o.projectId })).status).toBe(404);
+    expect((await o.api.del(`/platform/builder/shares/${slug}`)).status).toBe(404);
+  });
+
+  it("answers 404 for another organisation's session, share and provider, and never shows it", async () => {
+    const a = await org();
+    const b = await org();
+    const id = (await a.api.post<Data<SessionBody>>('/platform/builder/sessions', { projectId: a.projectId })).body.data
+      .id;
+    await a.api.call('PUT', `/platform/builder/sessions/${id}/files`, {
+      files: [{ path: 'index.html', content: 'a' }],
+    });
+    const slug = (
+      await a.api.post<Data<{ slug: string }>>(`/platform/builder/sessions/${id}/share`, { access: 'remix' })
+    ).body.data.slug;
+    const provider = await a.api.post<Data<{ id: string }>>('/platform/ai-providers', {
+      name: 'p',
+      kind: 'openai_compatible',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      apiKey: 'sk-abc',
+      defaultModel: 'm',
+    });
+    expect(provider.status).toBe(400); // a loopback provider is refused unless the installation allows private ones
+
+    for (const [method, path, body] of [
+      ['GET', `/platform/builder/sessions/${id}`, undefined],
+      ['PUT', `/platform/builder/sessions/${id}/files`, { files: [{ path: 'x', content: 'x' }] }],
+      ['POST', `/platform/builder/sessions/${id}/revert`, { checkpointId: randomUUID() }],
+      ['POST', `/platform/builder/sessions/${id}/share`, { access: 'view' }],
+      ['GET', `/platform/builder/shares/${slug}`, undefined],
+      ['POST', `/platform/builder/shares/${slug}/remix`, { projectId: b.projectId }],
+      ['DELETE', `/platform/builder/shares/${slug}`, undefined],
+      ['POST', `/platform/builder/projects/${a.projectId}/session`, {}],
+      ['POST', '/platform/builder/sessions', { projectId: a.projectId }],
+    ] as const) {
+      const r = await b.api.call(method, path, body);
+      expect([method, path, r.status]).toEqual([method, path, 404]);
+    }
+    expect((await a.api.get(`/platform/builder/shares/${slug}`)).status).toBe(200);
+  });
+});
