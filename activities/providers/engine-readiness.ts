@@ -4,16 +4,12 @@ import { heartbeat } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type Docker from 'dockerode';
 
+import { type FailureCause, hintFor } from '../../shared/deployments/hints';
+import { listeningPorts } from '../../shared/engine/listening';
 import { readContainerLogs } from '../../shared/engine/logs';
 import { httpProbe } from '../../shared/engine/probe';
 import { containerIps } from './engine-instances';
-import {
-  type Diagnosis,
-  type FailureDetails,
-  type Instance,
-  type InstanceState,
-  PROVIDER_FAILURES,
-} from './provider';
+import { type Diagnosis, type FailureDetails, type Instance, type InstanceState, PROVIDER_FAILURES } from './provider';
 
 const LAST_LINES = 20;
 
@@ -36,14 +32,23 @@ async function lastLines(docker: Docker, id: string): Promise<string[]> {
   return (await readContainerLogs(docker, id, LAST_LINES).catch(() => [])).map((l) => l.message);
 }
 
-function hintFor(d: Pick<Diagnosis, 'oomKilled' | 'exitCode'>, crashed: boolean, port?: number): string {
-  if (d.oomKilled)
-    return 'The app ran out of memory (killed at the plan’s limit): lower its memory use or move to a larger plan.';
-  if (crashed)
-    return `The app exited${d.exitCode !== undefined ? ` with code ${d.exitCode}` : ''}: read the last log lines, fix the cause (often a missing environment variable) and redeploy.`;
-  if (port !== undefined)
-    return `Make the app listen on 0.0.0.0:${port} (not 127.0.0.1), or set the deployment's port to the one it listens on.`;
-  return 'Read the logs for the cause.';
+/** The cause of a failure, from what the engine saw (shared/deployments/hints.ts words it). */
+async function causeOf(
+  info: Docker.ContainerInspectInfo,
+  d: Pick<Diagnosis, 'oomKilled' | 'exitCode'>,
+  crashed: boolean,
+  port?: number,
+): Promise<FailureCause> {
+  const memory = info.HostConfig?.Memory;
+  if (d.oomKilled) return { cause: 'out_of_memory', ...(memory ? { memoryMb: Math.round(memory / 1048576) } : {}) };
+  if (crashed) return { cause: 'app_exited', ...(d.exitCode !== undefined ? { exitCode: d.exitCode } : {}) };
+  if (port === undefined) return { cause: 'unknown' };
+  const listeners = await listeningPorts(info.State?.Pid);
+  const onPort = listeners.find((l) => l.port === port);
+  if (onPort?.loopbackOnly) return { cause: 'loopback_only', port };
+  const elsewhere = listeners.filter((l) => !l.loopbackOnly && l.port !== port).map((l) => l.port);
+  if (!onPort && elsewhere.length > 0) return { cause: 'wrong_port', port, listening: elsewhere };
+  return { cause: 'port_never_opened', port };
 }
 
 /**
@@ -88,7 +93,7 @@ export async function diagnose(docker: Docker, ref: Pick<Instance, 'id' | 'name'
     restarts: info.RestartCount,
     lastLines: await lastLines(docker, info.Id),
   };
-  return { ...d, hint: hintFor(d, crashed, port) };
+  return { ...d, hint: hintFor(await causeOf(info, d, crashed, port)) };
 }
 
 /** A non-retryable failure the caller may show, with its Diagnosis as FailureDetails (provider.ts). */
@@ -157,7 +162,7 @@ export async function waitInstanceReady(
         throw failure(
           PROVIDER_FAILURES.appNotAnswering,
           `port ${opts.port} accepted connections but no HTTP answer came within ${opts.timeoutS} s`,
-          { ...d, hint: 'The app must answer HTTP on its port: check it serves HTTP (not TLS or another protocol).' },
+          { ...d, hint: hintFor({ cause: 'not_http', port: opts.port }) },
         );
       throw failure(
         PROVIDER_FAILURES.portNeverOpened,

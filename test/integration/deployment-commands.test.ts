@@ -309,36 +309,6 @@ describe('deployment commands (Updates on the entity workflow, real Temporal, en
     expect(carriesSecret(history, secret)).toBe(false);
   });
 
-  it('over HTTP: 202 with a command URL to follow, 400 naming the status for a refused one, 404 for another org', async () => {
-    const d = await deploy();
-    type Accepted = { data: { command: { url: string }; deployment: { id: string } } };
-    const stopped = await d.api.post<Accepted>(`/platform/deployments/${d.id}/stop`);
-    expect(stopped.status).toBe(202);
-    expect(stopped.body.data.deployment.id).toBe(d.id);
-    const commandPath = new URL(stopped.body.data.command.url, h.baseUrl).pathname;
-    const ended = await eventually(async () => {
-      const r = await d.api.get<{ data: { state: string } }>(commandPath);
-      return r.body.data?.state === 'running' ? undefined : r.body.data;
-    }, 'the stop to end');
-    expect(ended).toMatchObject({ state: 'succeeded', outcome: { status: 'stopped' } });
-    expect(await runningContainers(d.id)).toHaveLength(0);
-
-    const refused = await d.api.post<{ status: string; message: string }>(`/platform/deployments/${d.id}/stop`);
-    expect(refused.status).toBe(400);
-    expect(refused.body).toMatchObject({
-      status: 'error',
-      message: expect.stringMatching(/is stopped.*accepts start/),
-    });
-    const tooMany = await d.api.post(`/platform/deployments/${d.id}/scale`, { replicas: 6 });
-    expect(tooMany.status).toBe(400);
-
-    const stranger = client(h, (await h.newOrg('pro')).token);
-    expect((await stranger.post(`/platform/deployments/${d.id}/start`)).status).toBe(404);
-    expect((await d.api.post(`/platform/deployments/${d.id}/start`)).status).toBe(202);
-    await eventually(async () => ((await d.get()).status === 'running' ? true : undefined), 'running again');
-    expect((await open(d.url)).status).toBe(200);
-  });
-
   it('a deploy in progress takes only a destroy', async () => {
     const { token } = await h.newOrg('pro');
     const api = client(h, token);

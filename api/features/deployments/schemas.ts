@@ -147,7 +147,9 @@ export const GetQuery = z
       .min(1)
       .max(WAIT_MAX_S)
       .default(30)
-      .meta({ description: `Seconds to wait at most (1 to ${WAIT_MAX_S}); the answer then shows the status as it is.` }),
+      .meta({
+        description: `Seconds to wait at most (1 to ${WAIT_MAX_S}); the answer then shows the status as it is.`,
+      }),
   })
   .strict();
 
@@ -249,9 +251,16 @@ export const Deployment = z
     updatedAt: z.iso.datetime(),
     events: z.array(z.object({ status: DeploymentStatus, message: z.string(), at: z.iso.datetime() })),
     error: z
-      .object({ code: z.literal('DEPLOYMENT_FAILED'), phase: z.string(), message: z.string() })
+      .object({
+        code: z.literal('DEPLOYMENT_FAILED'),
+        phase: z.string().meta({ description: 'build, pull, start, ready or destroy' }),
+        message: z.string(),
+        exitCode: z.number().int().optional().meta({ description: 'The app’s exit code, when it exited' }),
+        lastLines: z.array(z.string()).optional().meta({ description: 'The app’s last log lines, when it ran' }),
+        hint: z.string().meta({ description: 'What to do about it, in one sentence' }),
+      })
       .optional()
-      .meta({ description: 'Set when status is failed; read the logs for the cause' }),
+      .meta({ description: 'Set when status is failed: what failed and what to do next' }),
   })
   .meta({ id: 'Deployment' });
 

@@ -1,3 +1,4 @@
+import { type FailureCause, hintFor } from '../../../shared/deployments/hints';
 import type { ReleaseRecord } from '../../../shared/deployments/releases-store';
 import { type DeploymentRecord, envNamesOf } from '../../../shared/deployments/types';
 
@@ -24,6 +25,34 @@ export function releaseView(r: Omit<ReleaseRecord, 'envSealed'>) {
   };
 }
 
+/** Hints by phase, for failures recorded without the provider's diagnosis (older workflows, build and pull). */
+const phaseCause = (phase: string, port: number): FailureCause =>
+  phase === 'build'
+    ? { cause: 'build_failed' }
+    : phase === 'pull'
+      ? { cause: 'image_missing' }
+      : phase === 'start'
+        ? { cause: 'app_exited' }
+        : phase === 'ready'
+          ? { cause: 'port_never_opened', port }
+          : { cause: 'unknown' };
+
+/**
+ * A failed deployment's error: what failed, and what to do (the provider's diagnosis when the release got as far
+ * as a container: its exit code and last lines).
+ */
+function errorView(d: DeploymentRecord, error: NonNullable<DeploymentRecord['error']>) {
+  // The provider's diagnosis comes with the container's last lines; without it, the phase decides the hint.
+  const lf = d.lastFailure;
+  const diagnosed = lf && lf.phase === error.phase && lf.lastLines ? lf : undefined;
+  return {
+    ...error,
+    ...(diagnosed?.exitCode !== undefined ? { exitCode: diagnosed.exitCode } : {}),
+    ...(diagnosed?.lastLines ? { lastLines: diagnosed.lastLines } : {}),
+    hint: diagnosed?.hint ?? hintFor(phaseCause(error.phase, d.port)),
+  };
+}
+
 /** What a caller sees of a deployment: env names only, never their values. `releases` on single reads. */
 export function deploymentView(d: DeploymentRecord, releases?: ReleasesSummary) {
   const lf = d.lastFailure;
@@ -39,7 +68,7 @@ export function deploymentView(d: DeploymentRecord, releases?: ReleasesSummary) 
     createdAt: d.createdAt.toISOString(),
     updatedAt: d.updatedAt.toISOString(),
     events: d.events.map((e) => ({ status: e.status, message: e.message, at: e.at.toISOString() })),
-    ...(d.error ? { error: d.error } : {}),
+    ...(d.error ? { error: errorView(d, d.error) } : {}),
     revision: d.revision,
     ...(d.replicas !== undefined ? { replicas: d.replicas } : {}),
     ...(d.instances
