@@ -4,24 +4,15 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { LABELS } from '../../shared/constants';
+import { cliRunner } from '../helpers/cli-runner';
 import { edgeAgent, edgeGet } from '../helpers/edge';
 import { type GitServer, startGitServer } from '../helpers/git-server';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage } from '../helpers/images';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const BIN = path.join(ROOT, 'bin', 'slipway.cjs');
 const SITE = path.join(ROOT, 'test', 'fixtures', 'sources', 'static-site');
 const ESC = '\u001b';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Single-quoted for sh: `script -c` takes one command line. */
-const sh = (args: string[]) => args.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
 
 describe('slipway CLI for people (deploy, status, logs, destroy, login) against the real stack', () => {
   let h: Harness;
@@ -31,49 +22,8 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
   let slow: string;
   let home: string;
   let git: GitServer;
-
-  /** The CLI as a person's shell runs it: its own process, env from the caller, stdin a pipe. */
-  function slipway(args: string[], opts: { env?: Record<string, string | undefined>; input?: string } = {}) {
-    return new Promise<Run>((resolve) => {
-      const child = spawn(process.execPath, [BIN, ...args], {
-        env: { ...baseEnv(), ...opts.env },
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-      child.stdin.end(opts.input ?? '');
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
-  }
-
-  /**
-   * In a pseudo-terminal (util-linux `script`): stdin, stdout and stderr are all the terminal, as for a person.
-   * `keys` are typed once `prompt` has appeared on the screen.
-   */
-  function inTerminal(args: string[], dialog?: { prompt: string; keys: string }) {
-    return new Promise<{ code: number | null; screen: string }>((resolve) => {
-      const child = spawn('script', ['-q', '-e', '-c', sh([process.execPath, BIN, ...args]), '/dev/null'], {
-        env: { ...baseEnv(), TERM: 'xterm-256color', CI: undefined },
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      let screen = '';
-      let typed = false;
-      child.stdout.on('data', (c: Buffer) => {
-        screen += c.toString();
-        if (dialog && !typed && screen.includes(dialog.prompt)) {
-          typed = true;
-          child.stdin.write(dialog.keys);
-        }
-      });
-      child.stderr.on('data', (c: Buffer) => (screen += c.toString()));
-      child.on('close', (code) => {
-        child.stdin.destroy();
-        resolve({ code, screen });
-      });
-    });
-  }
+  /** The api's access log: one JSON line per request, with its route, status and duration. */
+  const apiLog: string[] = [];
 
   const baseEnv = (): Record<string, string | undefined> => ({
     ...process.env,
@@ -82,6 +32,7 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
     XDG_CONFIG_HOME: home,
     CI: undefined,
   });
+  const { slipway, inTerminal, bin: BIN } = cliRunner(baseEnv);
 
   const agent = edgeAgent();
   /** Through the edge router, at the deployment's stable `*.localhost` URL. */
@@ -91,12 +42,17 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
     h.docker.listContainers({ all: true, filters: { label: [`${LABELS.deploymentId}=${id}`] } });
 
   beforeAll(async () => {
-    h = await startHarness('clideploy', {
-      RATE_LIMIT_COMPAT_READS_PER_MIN: '100000',
-      RATE_LIMIT_COMPAT_WRITES_PER_HOUR: '10000',
-      RATE_LIMIT_PLATFORM_PER_15MIN: '100000',
-      ALLOW_PRIVATE_GIT_HOSTS: 'true',
-    });
+    h = await startHarness(
+      'clideploy',
+      {
+        RATE_LIMIT_COMPAT_READS_PER_MIN: '100000',
+        RATE_LIMIT_COMPAT_WRITES_PER_HOUR: '10000',
+        RATE_LIMIT_PLATFORM_PER_15MIN: '100000',
+        ALLOW_PRIVATE_GIT_HOSTS: 'true',
+        LOG_LEVEL: 'info',
+      },
+      { logDestination: { write: (line: string) => void apiLog.push(line) } },
+    );
     token = (await h.newOrg('pro')).token;
     hello = await buildFixtureImage(h.docker, 'hello');
     crash = await buildFixtureImage(h.docker, 'crash');
@@ -196,41 +152,6 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
     }
   });
 
-  it('login checks the token, saves it with the URL readable only by the user, and later commands use it', async () => {
-    const file = path.join(home, 'slipway', 'config.json');
-    const bad = await slipway(['login', '--url', h.baseUrl, '--token', 'svc_not-a-token'], {
-      env: { SLIPWAY_TOKEN: undefined },
-    });
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('INVALID_TOKEN');
-    await expect(fs.stat(file)).rejects.toThrow('ENOENT');
-
-    // The token on stdin (a pipe), as a script would hand it over without putting it in argv.
-    const ok = await slipway(['login', '--url', h.baseUrl, '--json'], {
-      env: { SLIPWAY_TOKEN: undefined },
-      input: `${token}\n`,
-    });
-    expect(ok.code).toBe(0);
-    expect(JSON.parse(ok.stdout)).toEqual({ url: h.baseUrl, configPath: file });
-    expect((await fs.stat(file)).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(await fs.readFile(file, 'utf8'))).toEqual({ url: h.baseUrl, token });
-
-    const deployed = await slipway(['deploy', '--image', hello, '--name', 'cli-saved', '--json'], {
-      env: { SLIPWAY_TOKEN: undefined, SLIPWAY_URL: undefined },
-    });
-    expect(deployed.code).toBe(0);
-    const id = (JSON.parse(deployed.stdout) as { deploymentId: string }).deploymentId;
-    const status = await slipway(['status', id, '--json'], {
-      env: { SLIPWAY_TOKEN: undefined, SLIPWAY_URL: undefined },
-    });
-    expect(JSON.parse(status.stdout)).toMatchObject({ id, name: 'cli-saved' });
-    // SLIPWAY_TOKEN overrides the saved token.
-    const overridden = await slipway(['status', id], { env: { SLIPWAY_TOKEN: 'svc_wrong' } });
-    expect(overridden.code).toBe(1);
-    expect(overridden.stderr).toContain('INVALID_TOKEN');
-    expect((await slipway(['destroy', id, '--yes'])).code).toBe(0);
-  });
-
   it('deploy --git --branch builds that branch; logs -f prints new lines as the app writes them, and ends with the deployment', async () => {
     const repo = await git.addRepo('acme/cli-site', SITE, {
       extraBranches: { preview: { 'index.html': 'hello from the preview branch' } },
@@ -291,5 +212,20 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
       return (JSON.parse(s.stdout) as { status: string }).status === 'running' ? true : undefined;
     }, 'the deployment to run on after the CLI stopped following');
     expect((await slipway(['destroy', id, '--yes'])).code).toBe(0);
+  });
+
+  it('--wait long-polls the status: the server holds a read until the app answers, and no read is refused', async () => {
+    const from = apiLog.length;
+    const r = await slipway(['deploy', '--image', slow, '--name', 'cli-longpoll', '--wait', '--json']);
+    expect(r.code).toBe(0);
+    const reads = apiLog
+      .slice(from)
+      .map((l) => JSON.parse(l) as { route?: string; method?: string; status?: number; durationMs?: number })
+      .filter((l) => l.method === 'GET' && l.route === '/compat/deployments/:id');
+    expect(reads.length).toBeGreaterThan(0);
+    expect(reads.every((l) => l.status === 200)).toBe(true);
+    // The app listens only 6 s after it starts: a read the server did not hold would answer within milliseconds.
+    expect(Math.max(...reads.map((l) => l.durationMs ?? 0))).toBeGreaterThan(1000);
+    expect((await slipway(['destroy', (JSON.parse(r.stdout) as { id: string }).id, '--yes'])).code).toBe(0);
   });
 });
