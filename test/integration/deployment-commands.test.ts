@@ -309,6 +309,76 @@ describe('deployment commands (Updates on the entity workflow, real Temporal, en
     expect(carriesSecret(history, secret)).toBe(false);
   });
 
+  it('over HTTP: 202 with a command URL to follow, 400 naming the status for a refused one, 404 for another org', async () => {
+    const d = await deploy();
+    type Accepted = { data: { command: { url: string }; deployment: { id: string } } };
+    const stopped = await d.api.post<Accepted>(`/platform/deployments/${d.id}/stop`);
+    expect(stopped.status).toBe(202);
+    expect(stopped.body.data.deployment.id).toBe(d.id);
+    const commandPath = new URL(stopped.body.data.command.url, h.baseUrl).pathname;
+    const ended = await eventually(async () => {
+      const r = await d.api.get<{ data: { state: string } }>(commandPath);
+      return r.body.data?.state === 'running' ? undefined : r.body.data;
+    }, 'the stop to end');
+    expect(ended).toMatchObject({ state: 'succeeded', outcome: { status: 'stopped' } });
+    expect(await runningContainers(d.id)).toHaveLength(0);
+
+    const refused = await d.api.post<{ status: string; message: string }>(`/platform/deployments/${d.id}/stop`);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({
+      status: 'error',
+      message: expect.stringMatching(/is stopped.*accepts start/),
+    });
+    const tooMany = await d.api.post(`/platform/deployments/${d.id}/scale`, { replicas: 6 });
+    expect(tooMany.status).toBe(400);
+
+    const stranger = client(h, (await h.newOrg('pro')).token);
+    expect((await stranger.post(`/platform/deployments/${d.id}/start`)).status).toBe(404);
+    expect((await d.api.post(`/platform/deployments/${d.id}/start`)).status).toBe(202);
+    await eventually(async () => ((await d.get()).status === 'running' ? true : undefined), 'running again');
+    expect((await open(d.url)).status).toBe(200);
+  });
+
+  it('from failed, only redeploy, rollback and destroy; a redeploy with a working env brings it up', async () => {
+    const { token, orgId } = await h.newOrg('pro');
+    const api = client(h, token);
+    const accepted = await api.post<{ deploymentId: string }>('/compat/deploy', {
+      image,
+      name: 'broken',
+      port: 8080,
+      envVars: { CRASH: '1' },
+    });
+    const id = accepted.body.deploymentId;
+    expect((await api.waitFor(id, ['running', 'failed'])).status).toBe('failed');
+    expect((await cmd.record(id))!.lastFailure).toMatchObject({ command: 'deploy', exitCode: 4 });
+    expect(await refusal(h, cmd.send(id, startCommand))).toMatch(
+      /is failed, so it cannot start.*accepts redeploy, rollback, destroy/,
+    );
+    expect(await refusal(h, cmd.send(id, rollbackCommand, {}))).toMatch(/No earlier release/);
+
+    const outcome = await cmd.run(id, redeployCommand, await cmd.envSet(id, orgId, { GREETING: 'fixed' }));
+    expect(outcome).toMatchObject({ status: 'running', revision: 2 });
+    const record = await cmd.record(id);
+    expect(record).toMatchObject({ status: 'running', envNames: ['GREETING'] });
+    expect(record!.lastFailure).toBeUndefined();
+    expect((await open(record!.url!)).status).toBe(200);
+    expect((await containers(id)).map((c) => c.Labels[LABELS.revision])).toEqual(['2']);
+  });
+
+  it('from stopped, scale 2 starts two instances; scale 0 stops them again', async () => {
+    const d = await deploy();
+    await cmd.run(d.id, stopCommand);
+    expect(await cmd.run(d.id, scaleCommand, { replicas: 2, maxReplicas: 5 })).toMatchObject({
+      status: 'running',
+      replicas: 2,
+    });
+    expect(await runningContainers(d.id)).toHaveLength(2);
+    expect((await d.get()).url).toBe(d.url);
+    expect(await cmd.run(d.id, scaleCommand, { replicas: 0, maxReplicas: 5 })).toMatchObject({ status: 'stopped' });
+    expect(await runningContainers(d.id)).toHaveLength(0);
+    expect((await open(d.url)).status).toBe(503);
+  });
+
   it('a deploy in progress takes only a destroy', async () => {
     const { token } = await h.newOrg('pro');
     const api = client(h, token);
