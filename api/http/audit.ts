@@ -119,6 +119,8 @@ export function auditTrail(recorder: AuditRecorder, r: RouteDef): RequestHandler
   return (req: Request, res: Response, next) => {
     const principal = req.principal;
     if (!principal) return next();
+    // Express restores the parent's params once the error leaves this router: the route's own are read now.
+    const params = { ...req.params } as Record<string, string | undefined>;
     let body: unknown;
     const json = res.json.bind(res);
     res.json = (b: unknown) => {
@@ -129,10 +131,10 @@ export function auditTrail(recorder: AuditRecorder, r: RouteDef): RequestHandler
     const write = (status: number): Promise<void> => {
       written ??= (async () => {
         const note = (res.locals[NOTE] ?? {}) as { projectId?: string };
-        const id = d.idParam ? (req.params[d.idParam] as string | undefined) : createdId(body, d);
+        const id = d.idParam ? params[d.idParam] : createdId(body, d);
         const projectId =
           note.projectId ??
-          (d.projectParam ? (req.params[d.projectParam] as string | undefined) : undefined) ??
+          (d.projectParam ? params[d.projectParam] : undefined) ??
           (d.resource === 'project' ? id : undefined);
         const event: AuditEvent = {
           _id: randomUUID(),

@@ -80,6 +80,8 @@ export function createDeploymentStore(db: Db) {
       status?: DeploymentStatus;
       provider?: Provider;
       projectId?: string;
+      /** Only deployments of no project or of these projects (a caller below org admin: its projects). */
+      visibleProjects?: string[];
       limit: number;
       offset: number;
     }) {
@@ -88,6 +90,8 @@ export function createDeploymentStore(db: Db) {
       if (q.status) filter.status = q.status;
       if (q.provider) filter.provider = q.provider;
       if (q.projectId) filter.projectId = q.projectId;
+      if (q.visibleProjects)
+        filter.$or = [{ projectId: { $exists: false } }, { projectId: { $in: q.visibleProjects } }];
       const [items, total] = await Promise.all([
         guard('deployments.list', () =>
           col.find(filter).sort({ createdAt: -1, _id: 1 }).skip(q.offset).limit(q.limit).toArray(),

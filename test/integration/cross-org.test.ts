@@ -155,6 +155,8 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
     const idFor: Record<string, string> = {
       '/compat/deployments': deploymentId,
       '/platform/deployments': deploymentId,
+      // A command ID of A's deployment's shape; B is refused on the deployment before the command is looked up.
+      '/platform/deployments/{id}/commands': `stop:${deploymentId}`,
       '/platform/tokens': tokenId,
       '/platform/secrets': secretId,
       '/platform/sales': saleId,
@@ -173,6 +175,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
     // Bodies that point at A's resources, where a route takes one.
     const bodyFor: Record<string, unknown> = {
       'POST /compat/deploy/source': { name: 'b-steal', uploadId },
+      'POST /platform/deployments': { name: 'b-steal', uploadId },
       'POST /platform/sales': { productId, buyer: { email: buyer, name: 'B' }, amount: 1, currency: 'EUR' },
       'PATCH /platform/subscriptions/{id}': { status: 'canceled' },
       'PATCH /platform/ai-providers/{id}': { enabled: false },
@@ -200,6 +203,11 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       // A's Git token through B's deploy.
       'POST /compat/deploy/source': {
         name: 'b-steal-2',
+        repoUrl: 'https://git.example.com/a/repo.git',
+        gitTokenSecretId: secretId,
+      },
+      'POST /platform/deployments': {
+        name: 'b-steal-3',
         repoUrl: 'https://git.example.com/a/repo.git',
         gitTokenSecretId: secretId,
       },
@@ -247,7 +255,17 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
             expect([key, [400, 404].includes(r.status)]).toEqual([key, true]);
           }
           // Whatever B may do in its own organisation, nothing of A's comes back (beyond what B itself sent).
-          const text = JSON.stringify(r.body);
+          let seen: unknown = r.body;
+          if (key === 'GET /platform/audit') {
+            // B's own trail names what B itself sent earlier (its refused attempts on A's IDs), as the resource and
+            // project of B's own events, and nothing else of A's.
+            type Ev = { orgId: string; projectId: string | null; resource: { id: string | null } };
+            const events = (r.body as { data: { events: Ev[] } }).data.events;
+            expect(events.length).toBeGreaterThan(0);
+            expect(events.filter((e) => e.orgId !== orgB.orgId)).toEqual([]);
+            seen = events.map((e) => ({ ...e, projectId: null, resource: { ...e.resource, id: null } }));
+          }
+          const text = JSON.stringify(seen);
           const sent = url + JSON.stringify(body ?? {});
           for (const id of [...aIds, webhookUrl, apiKey, buyer].filter((x) => !sent.includes(x)))
             expect([key, text.includes(id)]).toEqual([key, false]);

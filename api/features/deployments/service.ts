@@ -2,6 +2,7 @@ import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/c
 import type Docker from 'dockerode';
 import { v4 as uuidv4, v5 as uuidv5 } from 'uuid';
 
+import { createAuthz } from '../../../shared/authz/authorize';
 import type { Config } from '../../../shared/config';
 import { deploymentWorkflowId, LABELS, SEARCH_ATTRIBUTES } from '../../../shared/constants';
 import { isDuplicateKey } from '../../../shared/db/mongo';
@@ -19,8 +20,8 @@ import { AppError } from '../../../shared/errors';
 import type { Principal } from '../../../shared/identity/service';
 import { imageDeployRefusal } from '../../../shared/images/registry-guard';
 import type { Logger } from '../../../shared/logger';
-import type { ProjectStore } from '../../../shared/projects/store';
 import { PLAN_POLICIES } from '../../../shared/plans';
+import type { ProjectStore } from '../../../shared/projects/store';
 import { currentRequestId } from '../../../shared/request-context';
 import { createEnvSealer } from '../../../shared/secrets/deployment-env';
 import type { SecretEnvironment } from '../../../shared/secrets/store';
@@ -52,7 +53,7 @@ export interface DeploymentServiceDeps {
   uploads: Pick<UploadStore, 'get'>;
   vault: Pick<Vault, 'describe'>;
   /** A deploy's projectId must name a project of the caller's organisation. */
-  projects: Pick<ProjectStore, 'get'>;
+  projects: Pick<ProjectStore, 'get' | 'memberRole' | 'projectIdsOf'>;
   temporal: Client;
   docker: Docker;
   log: Pick<Logger, 'warn'>;
@@ -78,6 +79,7 @@ const notFound = (id: string) =>
 const DESTROY_SIGNAL_DEADLINE_MS = 10_000;
 
 export function createDeploymentService(deps: DeploymentServiceDeps) {
+  const lists = createAuthz({ members: deps.projects });
   const { store, temporal } = deps;
   const env = createEnvSealer(deps.config.SECRETS_KEY);
   const git = createGitSourceCheck(deps);
@@ -299,7 +301,11 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
         limit: number;
         offset: number;
       },
-    ) => store.list({ orgId: principal.org._id, ...q }),
+    ) =>
+      // Below org admin, deployments of projects the caller is not a member of are left out (shared/authz).
+      lists.visibility(principal).then((v) =>
+        store.list({ orgId: principal.org._id, ...q, ...(v.all ? {} : { visibleProjects: v.projectIds }) }),
+      ),
 
     /** Platform lines (build, system) first, then the container's own output; the last `limit`, oldest first. */
     async logs(principal: Principal, id: string, limit: number): Promise<LogLine[]> {
