@@ -213,8 +213,9 @@ describe('MCP diagnosis', () => {
     const d = await call(c, 'diagnose_deployment', { deploymentId: deployed.s.deploymentId });
     expect(d.isError).toBe(false);
     expect(d.s).toMatchObject({ status: 'failed', healthy: false, phase: 'ready' });
-    expect(d.s.hint).toMatch(/8080/);
-    expect(d.s.hint).toMatch(/listen/i);
+    // The hint table's wrong-port answer: the port the app listens on, read from the container, and the one asked.
+    expect(d.s.hint).toMatch(/listens on port 3000, but the deployment says 8080/);
+    expect(d.s.hint).toMatch(/port 3000/);
   });
 });
 

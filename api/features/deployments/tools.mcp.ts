@@ -248,25 +248,27 @@ export function deploymentTools(deps: AppDeps): ToolDef[] {
       annotations: READ,
       run: async ({ principal, input }) => {
         const d = await get(principal, input.deploymentId);
-        const f = d.lastFailure;
+        // A failed deployment's error carries the hint table's answer (views.ts); a running one that refused a
+        // command keeps serving, and lastFailure says why the command did not take.
+        const failure = deploymentView(d).error ?? d.lastFailure;
         const failed = d.status === 'failed';
         const deploymentId = d._id;
         const next: Next | undefined = failed
           ? {
               tool: 'deploy',
-              why: 'Fix what the hint names (the port, the env, the image), then deploy again; or rollback to a healthy release.',
+              why: 'Change what the hint names (the port, the env, the image), then deploy again; or rollback to a release that was healthy.',
             }
-          : f
+          : failure
             ? { tool: 'get_deployment', arguments: { deploymentId }, why: 'The serving release still runs; see it.' }
             : nextFor(d);
         return {
           deploymentId,
           status: d.status,
-          healthy: d.status === 'running' && !f,
-          ...(d.error || f ? { phase: f?.phase ?? d.error?.phase, message: f?.message ?? d.error?.message } : {}),
-          ...(f?.exitCode !== undefined ? { exitCode: f.exitCode } : {}),
-          ...(f?.hint ? { hint: f.hint } : {}),
-          ...(f?.lastLines?.length ? { lastLines: fence(f.lastLines, 'log') } : {}),
+          healthy: d.status === 'running' && !failure,
+          ...(failure ? { phase: failure.phase, message: failure.message } : {}),
+          ...(failure?.exitCode !== undefined ? { exitCode: failure.exitCode } : {}),
+          ...(failure?.hint ? { hint: failure.hint } : {}),
+          ...(failure?.lastLines?.length ? { lastLines: fence(failure.lastLines, 'log') } : {}),
           ...(next ? { next } : {}),
         };
       },
