@@ -80,7 +80,9 @@ apiCommand('logs', "a deployment's last log lines (build, system, app)")
 apiCommand('rollback', 'go back to an earlier release (by default the last healthy one)')
   .argument('<id>', 'deployment ID')
   .option('--revision <n>', 'the release to go back to (slipway status lists them)')
-  .action((id: string, o: ConnectionOptions & { revision?: string }) =>
+  .option('--wait', 'follow the rollback until the release serves or the rollback fails')
+  .option('--timeout <duration>', 'how long --wait follows, e.g. 90s, 15m', '10m')
+  .action((id: string, o: ConnectionOptions & { revision?: string; wait?: boolean; timeout: string }) =>
     withApi(o, (api, out) => rollback(api, out, id, o)),
   );
 
@@ -90,11 +92,6 @@ apiCommand('destroy', 'destroy a deployment for good (asks you to type its name 
   .action((id: string, o: ConnectionOptions & { yes?: boolean }) => withApi(o, (api, out) => destroy(api, out, id, o)));
 
 registerAdmin(program);
-// The MCP tools over stdio for a local agent (api/mcp/stdio.ts): loaded only for this command, it composes the api.
-program
-  .command('mcp')
-  .description("serve Slipway's MCP tools over stdio (token in SLIPWAY_TOKEN; the api's own configuration)")
-  .action(async () => (await import('../api/mcp/stdio.js')).serveStdio().then(() => process.exit(0)));
 // The MCP tools over stdio for a local agent (api/mcp/stdio.ts): loaded only for this command, it composes the api.
 program
   .command('mcp')

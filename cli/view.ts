@@ -10,7 +10,20 @@ export interface DeploymentView {
   createdAt: string;
   events?: { status: string; message: string; at: string }[];
   error?: { code: string; phase?: string; message: string; hint?: string; exitCode?: number; lastLines?: string[] };
-  releases?: { revision: number; status?: string; trigger?: string; createdAt?: string; imageId?: string }[];
+  revision?: number;
+  replicas?: number;
+  lastFailure?: { phase?: string; message: string; hint?: string; at?: string };
+  releases?: { total: number; recent: Release[] };
+}
+
+export interface Release {
+  revision: number;
+  image?: string;
+  trigger?: string;
+  rollbackOf?: number;
+  status?: string;
+  createdAt?: string;
+  envNames?: string[];
 }
 
 export interface LogLine {

@@ -1,9 +1,8 @@
 import { type Api, unwrap } from '../api';
 import { CliError } from '../errors';
-import { deploymentId, type Output } from '../output';
+import { deploymentId, type Output, parseTimeout } from '../output';
 import { ask } from '../prompt';
 import type { DeploymentView } from '../view';
-import { statusText } from './status';
 
 /**
  * Destroying is permanent, so a person confirms by typing the deployment's name (read first, which also answers
@@ -25,12 +24,35 @@ export async function destroy(api: Api, out: Output, rawId: string, o: { yes?: b
   out.result({ id, name: d.name, destroyed: true }, `destroyed ${d.name} (${id})`);
 }
 
+interface CommandAccepted {
+  deployment: DeploymentView;
+  command: { id: string; name: string; url: string };
+}
+
+interface CommandProgress {
+  id: string;
+  state: 'running' | 'succeeded' | 'failed';
+  outcome?: { status: string; revision: number; replicas: number };
+  message?: string;
+}
+
+/** Platform reads are 100 per 15 minutes per client: a command is looked at every 3 s, and rollbacks are quick. */
+const COMMAND_GAP_MS = 3000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 /**
  * Back to an earlier release: the platform's rollback command (`{revision?}`; none means the last release that was
- * healthy). The server answers once the command is accepted; `slipway status` shows its progress.
+ * healthy). The server answers once the deployment's workflow has accepted it (or 400 with why not: the status and
+ * what it accepts); --wait then follows the command until it has succeeded or failed.
  */
-export async function rollback(api: Api, out: Output, rawId: string, o: { revision?: string }): Promise<void> {
+export async function rollback(
+  api: Api,
+  out: Output,
+  rawId: string,
+  o: { revision?: string; wait?: boolean; timeout: string },
+): Promise<void> {
   const id = deploymentId(rawId);
+  const timeoutMs = parseTimeout(o.timeout);
   let revision: number | undefined;
   if (o.revision !== undefined) {
     revision = Number(o.revision);
@@ -40,10 +62,32 @@ export async function rollback(api: Api, out: Output, rawId: string, o: { revisi
   const r = await api.request<unknown>('POST', `/platform/deployments/${id}/rollback`, {
     json: revision === undefined ? {} : { revision },
   });
-  const d = unwrap<DeploymentView>(r.body);
-  out.result(
-    d,
-    `rollback of ${d.name ?? id} accepted${revision ? ` (to revision ${revision})` : ' (to the last healthy release)'}\n` +
-      (d.status ? statusText(d) : ''),
-  );
+  const accepted = unwrap<CommandAccepted>(r.body);
+  const name = accepted.deployment.name;
+  const target = revision ? `revision ${revision}` : 'the last healthy release';
+  if (!o.wait) {
+    out.result(accepted, `rollback of ${name} to ${target} accepted (${accepted.command.id})`);
+    return;
+  }
+  out.info(`rollback of ${name} to ${target} accepted; following it`);
+  const path = `/platform/deployments/${id}/commands/${encodeURIComponent(accepted.command.id)}`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const progress = unwrap<CommandProgress>((await api.get<unknown>(path)).body);
+    if (progress.state === 'succeeded') {
+      const left = progress.outcome;
+      out.result(progress, `${name} rolled back: release r${left?.revision ?? '?'} serves (${left?.status ?? '?'})`);
+      return;
+    }
+    if (progress.state === 'failed')
+      throw new CliError(
+        `the rollback failed: ${progress.message ?? 'no reason given'}`,
+        `the release that served before still serves; slipway status ${id}`,
+        1,
+        progress,
+      );
+    if (Date.now() >= deadline)
+      throw new CliError(`the rollback is still running after ${o.timeout}`, `slipway status ${id}`, 2, progress);
+    await sleep(COMMAND_GAP_MS);
+  }
 }

@@ -19,14 +19,18 @@ function sourceText(s: DeploymentView['source']): string {
   return `upload ${s.uploadId ?? ''}`.trim();
 }
 
+const row = (k: string, v: string): [string, string] => [k, v];
+
 export function statusText(d: DeploymentView): string {
-  const rows: [string, string][] = [
-    ['status', d.status],
-    ['url', d.url ?? '-'],
-    ['source', sourceText(d.source)],
-    ['port', String(d.port)],
-    ['env', d.envVarNames?.length ? d.envVarNames.join(', ') : '-'],
-    ['created', d.createdAt],
+  const rows = [
+    row('status', d.status),
+    row('url', d.url ?? '-'),
+    row('source', sourceText(d.source)),
+    row('port', String(d.port)),
+    row('env', d.envVarNames?.length ? d.envVarNames.join(', ') : '-'),
+    ...(d.revision !== undefined ? [row('release', `r${d.revision}`)] : []),
+    ...(d.replicas !== undefined ? [row('replicas', String(d.replicas))] : []),
+    row('created', d.createdAt),
   ];
   const out = [`${d.name} (${d.id})`, ...rows.map(([k, v]) => `  ${k.padEnd(8)} ${printable(v)}`)];
   if (d.status === 'failed')
@@ -35,10 +39,18 @@ export function statusText(d: DeploymentView): string {
         .split('\n')
         .map((l) => `  ${l}`),
     );
-  if (d.releases?.length) {
-    out.push('releases:');
-    for (const r of d.releases)
-      out.push(`  r${r.revision}  ${r.status ?? ''}  ${r.trigger ?? ''}  ${r.createdAt ?? ''}`.trimEnd());
+  const lf = d.lastFailure;
+  if (lf && d.status !== 'failed') {
+    out.push(`  last failure${lf.phase ? ` (${lf.phase})` : ''}: ${printable(lf.message)}`);
+    if (lf.hint) out.push(`  hint: ${printable(lf.hint)}`);
+  }
+  const releases = d.releases?.recent ?? [];
+  if (releases.length) {
+    out.push(`releases (${d.releases?.total ?? releases.length}, newest first):`);
+    for (const r of releases) {
+      const how = r.trigger === 'rollback' && r.rollbackOf !== undefined ? `rollback to r${r.rollbackOf}` : r.trigger;
+      out.push(`  r${r.revision}  ${(r.status ?? '').padEnd(10)} ${(how ?? '').padEnd(16)} ${r.createdAt ?? ''}`);
+    }
   }
   if (d.events?.length) {
     out.push('events:');

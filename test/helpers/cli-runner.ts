@@ -1,0 +1,63 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+const BIN = path.resolve(__dirname, '..', '..', 'bin', 'slipway.cjs');
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Single-quoted for sh: `script -c` takes one command line. */
+const sh = (args: string[]) => args.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+
+/** The `slipway` command run the two ways a person meets it; `env()` is read at each run (harness URL, token). */
+export function cliRunner(env: () => Env) {
+  /** As a shell or script runs it: its own process, stdin a pipe (fed `input`), no terminal anywhere. */
+  function slipway(args: string[], opts: { env?: Env; input?: string } = {}) {
+    return new Promise<CliRun>((resolve) => {
+      const child = spawn(process.execPath, [BIN, ...args], {
+        env: { ...env(), ...opts.env },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.stdin.end(opts.input ?? '');
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+
+  /**
+   * In a pseudo-terminal (util-linux `script`): stdin, stdout and stderr are all the terminal, as for a person at
+   * one. `keys` are typed once `prompt` has appeared on the screen.
+   */
+  function inTerminal(args: string[], dialog?: { prompt: string; keys: string }) {
+    return new Promise<{ code: number | null; screen: string }>((resolve) => {
+      const child = spawn('script', ['-q', '-e', '-c', sh([process.execPath, BIN, ...args]), '/dev/null'], {
+        env: { ...env(), TERM: 'xterm-256color', CI: undefined },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let screen = '';
+      let typed = false;
+      child.stdout.on('data', (c: Buffer) => {
+        screen += c.toString();
+        if (dialog && !typed && screen.includes(dialog.prompt)) {
+          typed = true;
+          child.stdin.write(dialog.keys);
+        }
+      });
+      child.stderr.on('data', (c: Buffer) => (screen += c.toString()));
+      child.on('close', (code) => {
+        child.stdin.destroy();
+        resolve({ code, screen });
+      });
+    });
+  }
+
+  return { slipway, inTerminal, bin: BIN };
+}
