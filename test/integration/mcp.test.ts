@@ -144,6 +144,21 @@ describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])('MCP over 
     c = await TRANSPORTS[transport](owner.token);
   }, 120_000);
 
+  it('stops serving a token as soon as it is revoked', async () => {
+    const t = await h.identity.createToken({
+      orgId: owner.orgId,
+      userId: owner.userId,
+      name: `revoked-${transport}`,
+      scopes: ['deployment.read'],
+    });
+    const other = await TRANSPORTS[transport](t.token);
+    expect((await call(other, 'list_deployments')).isError).toBe(false);
+    await h.identity.revokeToken(t.id, owner.orgId);
+    // Over HTTP every request is authenticated before MCP sees it (401); over stdio every call checks the token again.
+    if (transport === 'http') await expect(call(other, 'list_deployments')).rejects.toMatchObject({ code: 401 });
+    else expect((await call(other, 'list_deployments')).s).toMatchObject({ code: 'INVALID_TOKEN', retryable: false });
+  });
+
   it('whoami names the organisation, role, scopes and budgets', async () => {
     const r = await call(c, 'whoami');
     expect(r.isError).toBe(false);
@@ -237,6 +252,18 @@ describe('MCP deployment controls, projects and sales', () => {
 
     const refused = await call(c, 'start', { deploymentId });
     expect(refused.s).toMatchObject({ code: 'INVALID_REQUEST', details: { status: 'running' } });
+
+    // Another organisation: the same ID is not found, whatever the tool; a confirm is bound to the token it was
+    // issued to, so another token of the same organisation cannot use it either.
+    const stranger = await overHttp((await h.newOrg()).token);
+    for (const tool of ['get_deployment', 'get_logs', 'rollback', 'destroy_deployment'])
+      expect((await call(stranger, tool, { deploymentId })).s).toMatchObject({ code: 'DEPLOYMENT_NOT_FOUND' });
+    const preview = await call(c, 'destroy_deployment', { deploymentId });
+    const colleague = await overHttp(await tokenWith(['deployment.read', 'deployment.manage']));
+    const misused = await call(colleague, 'destroy_deployment', { deploymentId, confirm: preview.s.confirm });
+    expect(misused.s).toMatchObject({ code: 'INVALID_REQUEST' });
+    expect((await call(c, 'get_deployment', { deploymentId })).s.deployment.status).toBe('running');
+    expect((await call(c, 'destroy_deployment', { deploymentId, confirm: preview.s.confirm })).s.destroyed).toBe(true);
   });
 
   it('creates and lists projects, and answers a seller’s questions', async () => {
