@@ -1,4 +1,4 @@
-import { createApi } from '../api';
+import { createApi, unwrap } from '../api';
 import { CliError } from '../errors';
 import type { Output } from '../output';
 import { askSecret } from '../prompt';
@@ -13,13 +13,28 @@ export async function login(out: Output, o: { url?: string; token?: string }): P
   const url = normaliseUrl(o.url ?? process.env.SLIPWAY_URL ?? saved.url ?? 'http://localhost:3000');
   const token = o.token ?? process.env.SLIPWAY_TOKEN ?? (await askSecret(`Access token for ${url}: `));
   if (!token) throw new CliError('no token given', 'paste an svc_ token, or pass --token / SLIPWAY_TOKEN');
-  // Any authenticated read tells a valid token from a refused one; a 403 is a valid token without that scope.
-  const r = await createApi({ url, token }).get<unknown>('/compat/providers', [403]);
+  // The token reads itself (no permission needed): a refused one is never saved, an accepted one says whose it is.
+  const r = await createApi({ url, token }).get<unknown>('/platform/tokens/current', [401]);
+  if (r.status === 401)
+    throw new CliError(
+      `${url} refused this token: ${(r.body as { message?: string }).message ?? 'invalid'}`,
+      'check you copied all of it, or create one (slipway admin token create, or ask an owner of the organisation)',
+      1,
+      r.body,
+    );
+  const me = unwrap<CurrentToken>(r.body);
   const file = configPath();
   await save({ url, token }, file);
   out.result(
-    { url, configPath: file, ...(r.status === 403 ? { warning: 'the token may not read deployments' } : {}) },
-    `logged in to ${url}; token saved in ${file}` +
-      (r.status === 403 ? '\nnote: this token lacks deployment.read, so status and logs will be refused' : ''),
+    { url, configPath: file, org: me.org, user: me.user, expiresAt: me.expiresAt, permissions: me.permissions },
+    `logged in to ${url} as ${me.user.email ?? me.user.id} (${me.user.role}) of ${me.org.name}\n` +
+      `token expires ${me.expiresAt}; saved in ${file}`,
   );
+}
+
+interface CurrentToken {
+  expiresAt: string;
+  user: { id: string; email?: string; role: string };
+  org: { id: string; name: string; plan: string };
+  permissions: string[];
 }

@@ -11,6 +11,7 @@ import { buildFixtureImage } from '../helpers/images';
 describe('slipway login and rollback against the real stack', () => {
   let h: Harness;
   let token: string;
+  let orgId: string;
   let hello: string;
   let home: string;
   const { slipway } = cliRunner(() => ({
@@ -27,7 +28,9 @@ describe('slipway login and rollback against the real stack', () => {
       RATE_LIMIT_COMPAT_WRITES_PER_HOUR: '10000',
       RATE_LIMIT_PLATFORM_PER_15MIN: '100000',
     });
-    token = (await h.newOrg('pro')).token;
+    const org = await h.newOrg('pro');
+    token = org.token;
+    orgId = org.orgId;
     hello = await buildFixtureImage(h.docker, 'hello');
     home = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-cli-home-'));
   }, 300_000);
@@ -42,7 +45,7 @@ describe('slipway login and rollback against the real stack', () => {
       env: { SLIPWAY_TOKEN: undefined },
     });
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('INVALID_TOKEN');
+    expect(bad.stderr).toContain(`${h.baseUrl} refused this token`);
     await expect(fs.stat(file)).rejects.toThrow('ENOENT');
 
     // The token on stdin (a pipe), as a script would hand it over without putting it in argv.
@@ -51,7 +54,12 @@ describe('slipway login and rollback against the real stack', () => {
       input: `${token}\n`,
     });
     expect(ok.code).toBe(0);
-    expect(JSON.parse(ok.stdout)).toEqual({ url: h.baseUrl, configPath: file });
+    expect(JSON.parse(ok.stdout)).toMatchObject({
+      url: h.baseUrl,
+      configPath: file,
+      org: { id: orgId },
+      permissions: expect.arrayContaining(['deployment.create']),
+    });
     expect((await fs.stat(file)).mode & 0o777).toBe(0o600);
     expect(JSON.parse(await fs.readFile(file, 'utf8'))).toEqual({ url: h.baseUrl, token });
 
