@@ -45,6 +45,8 @@ const CODES = {
   USER_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   MEMBER_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   RELEASE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  /** A deployment command ID its workflow does not know (or knew in a run it has since continued from). */
+  COMMAND_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   PRODUCT_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   SALE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   SUBSCRIPTION_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },

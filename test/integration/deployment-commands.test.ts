@@ -322,6 +322,11 @@ describe('deployment commands (Updates on the entity workflow, real Temporal, en
     }, 'the stop to end');
     expect(ended).toMatchObject({ state: 'succeeded', outcome: { status: 'stopped' } });
     expect(await runningContainers(d.id)).toHaveLength(0);
+    const unknown = await d.api.get<{ status: string; message: string }>(
+      `/platform/deployments/${d.id}/commands/stop:${randomUUID()}`,
+    );
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.message).toMatch(/No command/);
 
     const refused = await d.api.post<{ status: string; message: string }>(`/platform/deployments/${d.id}/stop`);
     expect(refused.status).toBe(400);

@@ -176,22 +176,28 @@ export function createDeploymentCommands(deps: {
     async command(principal: Principal, id: string, commandId: string): Promise<CommandProgress> {
       await live(principal, id);
       const handle = workflows.getHandle(deploymentWorkflowId(id));
+      let view;
       try {
-        const view = await handle.query(commandsQuery);
-        if ([view.running, ...view.queued].some((c) => c?.updateId === commandId))
-          return { id: commandId, state: 'running' };
-        // Ended: its outcome is kept by the server (within this run of the workflow).
+        view = await handle.query(commandsQuery);
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) throw notFound(id);
+        throw err;
+      }
+      if ([view.running, ...view.queued].some((c) => c?.updateId === commandId))
+        return { id: commandId, state: 'running' };
+      try {
+        // Ended: its outcome is kept by the server for this run of the workflow.
         const outcome = await handle.getUpdateHandle<CommandOutcome>(commandId).result();
         return { id: commandId, state: 'succeeded', outcome };
       } catch (err) {
         if (err instanceof WorkflowUpdateFailedError)
           return { id: commandId, state: 'failed', message: (err.cause as Error | undefined)?.message ?? err.message };
-        if (err instanceof WorkflowNotFoundError) throw notFound(id);
-        if ((err as { code?: number }).code === 5 || /not found/i.test((err as Error).message))
+        // The workflow answered the query just now: what is not found is the update.
+        if (err instanceof WorkflowNotFoundError)
           throw new AppError(
-            'INVALID_REQUEST',
-            `No command ${commandId} on deployment ${id}; commands are kept while the deployment's workflow run lasts.`,
-            { commandId },
+            'COMMAND_NOT_FOUND',
+            `No command ${commandId} on deployment ${id}: it is unknown, or older than the deployment's recent commands; read the deployment's status and events instead.`,
+            { deploymentId: id, commandId },
           );
         throw err;
       }
