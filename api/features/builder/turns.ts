@@ -111,6 +111,18 @@ export function createTurnService(deps: {
         providerId,
         model,
       };
+      const emit = store.eventWriter({ turnId, sessionId: s._id, orgId: s.orgId });
+      const announce = () => deps.feed.publish(turnId).catch(() => undefined);
+      // Written here rather than by the workflow's first activity: a stream shows the turn at once (the workflow
+      // does not write it again).
+      await emit('turn.started', {
+        turnId,
+        messageId: derivedUuid(turnId, 'user'),
+        providerId,
+        model,
+        head: s.head?._id ?? null,
+      });
+      await announce();
       try {
         await temporal.workflow.start(BUILDER_TURN_WORKFLOW, {
           workflowId: builderTurnWorkflowId(s._id, turnId),
@@ -120,6 +132,13 @@ export function createTurnService(deps: {
         });
       } catch (err) {
         if (err instanceof WorkflowExecutionAlreadyStartedError) return { turnId, sessionId: s._id };
+        // The turn never ran: its stream ends, and the session is free again.
+        await emit('turn.completed', {
+          turnId,
+          status: 'failed',
+          error: { code: 'internal', message: 'The turn could not start; send the message again.' },
+        }).catch(() => undefined);
+        await announce();
         await store.releaseTurn(s._id, turnId).catch(() => undefined);
         throw err;
       }
