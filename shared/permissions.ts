@@ -97,9 +97,6 @@ export const PROJECT_ROLE_PERMISSIONS: Record<ProjectRole, readonly ProjectPermi
 /** The org roles that act as admin of every project of their organisation. */
 export const PROJECT_ADMIN_ORG_ROLES: readonly OrgRole[] = ['owner', 'admin'];
 
-/** @deprecated name kept for callers of the org-only check; see ORG_ROLE_PERMISSIONS. */
-export const ROLE_PERMISSIONS = ORG_ROLE_PERMISSIONS;
-
 export function roleAllows(role: OrgRole, permission: Permission): boolean {
   return ORG_ROLE_PERMISSIONS[role].includes(permission);
 }
