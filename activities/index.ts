@@ -18,6 +18,7 @@ import { createDeploymentActivities } from './deployments';
 import { createMetricsActivities } from './metrics';
 import { createEngineLocal, type EngineLocalDeps } from './providers/engine-local';
 import { createReconcileActivities } from './reconcile';
+import { sandboxActivitiesFrom } from './sandbox-compose';
 import { createUploadActivities } from './uploads';
 import { createOutboxActivities } from './webhook-outbox';
 import { createWebhookActivities } from './webhooks';
@@ -57,6 +58,8 @@ export interface ActivityDeps {
       | 'AI_RETRY_ATTEMPTS'
       | 'AI_RETRY_MAX_DELAY_S'
       | 'AI_IDLE_TIMEOUT_S'
+      | 'SANDBOX_READY_TIMEOUT_S'
+      | 'SANDBOX_INSTALL_TIMEOUT_S'
     >;
 }
 
@@ -109,6 +112,10 @@ export function createActivities(deps: ActivityDeps) {
           config: deps.config,
           ...(deps.redis ? { redis: deps.redis } : {}),
         })
+      : {}),
+    // The builder's live previews (workflows/sandbox): containers like deployments', with the engine's addressing.
+    ...(deps.db
+      ? sandboxActivitiesFrom({ docker: deps.engine.docker, db: deps.db, s3: deps.s3, instance, engine: deps.engine, config: deps.config })
       : {}),
     ...createUploadActivities({ store: deps.uploads, s3: deps.s3, bucket: deps.config.S3_BUCKET }),
     ...createWebhookActivities({ store: deps.sales, allowPrivateTargets: deps.allowPrivateWebhookTargets }),

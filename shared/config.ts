@@ -204,6 +204,14 @@ const schema = z.object({
   AI_RETRY_MAX_DELAY_S: z.coerce.number().min(0).max(600).default(30),
   /** A provider silent this long (no response headers, or no byte of a stream) is given up as unavailable. */
   AI_IDLE_TIMEOUT_S: z.coerce.number().int().min(1).max(3600).default(120),
+
+  // Builder sandboxes (live previews, workflows/sandbox): a container per session behind the edge router.
+  /** A sandbox no sync asked for in this long is stopped; the next sync brings it back. */
+  SANDBOX_IDLE_S: z.coerce.number().int().min(1).default(1800),
+  /** How long a (re)started preview app may take to answer HTTP before the sync reports it failed. */
+  SANDBOX_READY_TIMEOUT_S: z.coerce.number().int().min(1).max(3600).default(60),
+  /** Bound of one dependency install (npm install, pip install -r requirements.txt) in a sandbox. */
+  SANDBOX_INSTALL_TIMEOUT_S: z.coerce.number().int().min(1).max(3600).default(300),
 });
 
 /** The key's bytes when `value` is 32 bytes in base64 or hex, else undefined. */

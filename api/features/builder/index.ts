@@ -1,9 +1,10 @@
 import { defineFeature } from '../feature';
+import { builderSandboxRoutes } from './routes.sandbox';
 import { builderSessionRoutes } from './routes.sessions';
 import { builderTurnRoutes } from './routes.turns';
 
 /** The AI builder (issue 15): sessions, files and checkpoints, shares, and model turns. */
 export const builderFeature = defineFeature({
   name: 'builder',
-  routes: { platform: (ctx) => [...builderSessionRoutes(ctx), ...builderTurnRoutes(ctx)] },
+  routes: { platform: (ctx) => [...builderSessionRoutes(ctx), ...builderTurnRoutes(ctx), ...builderSandboxRoutes(ctx)] },
 });
