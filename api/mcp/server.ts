@@ -40,8 +40,7 @@ const INSTRUCTIONS =
 /**
  * What an agent pays for nothing: zod writes a 400-character regex beside `format: date-time` (and one beside
  * `format: uuid`), and ±2^53 bounds on every integer. The server validates with the zod schema itself, so the
- * listing keeps the format and drops the rest (tools/list of all 19 tools: 60.7K characters as zod writes it, 39.4K
- * after).
+ * listing keeps the format and drops the rest (README, "MCP (agents)", has the measured size of tools/list).
  */
 function compact(node: unknown, io: 'input' | 'output'): void {
   if (Array.isArray(node)) return node.forEach((n) => compact(n, io));

@@ -135,6 +135,13 @@ describe('MCP tool list', () => {
     expect(r.isError).toBe(true);
     expect(r.s).toMatchObject({ code: 'INVALID_REQUEST', retryable: false });
     expect(r.s.message).toMatch(/deploymentId/);
+    const twoSources = await call(await overHttp(owner.token), 'deploy', {
+      image: hello,
+      repoUrl: 'https://git.example.com/a.git',
+      name: 'two',
+    });
+    expect(twoSources.s).toMatchObject({ code: 'INVALID_REQUEST' });
+    expect(twoSources.s.message).toMatch(/exactly one source/);
   });
 });
 

@@ -8,7 +8,8 @@ import type { AppDeps } from '../../app';
 import { consumeLimit } from '../../mcp/limit';
 import { capTail, fence } from '../../mcp/text';
 import { defineTool, Next, READ, type ToolDef, WRITE } from '../../mcp/tool';
-import { Deployment, DeploymentIdParams, DeployRequest, ListQuery, LogsQuery, SourceDeployRequest } from './schemas';
+import { Deployment, DeploymentIdParams, LogsQuery } from './schemas';
+import { PlatformDeployRequest, PlatformListQuery } from './schemas.platform';
 import { deploymentDestroyTool } from './tools-destroy.mcp';
 import { deploymentView } from './views';
 import { SETTLED } from './wait';
@@ -92,14 +93,18 @@ const waited = (d: DeploymentRecord) => {
   return { deployment: summary(d), settled: SETTLED.includes(d.status), ...(next ? { next } : {}) };
 };
 
-/** The deploy's input: the image deploy's and the source deploy's fields (the same schemas), one source of three. */
-const { image } = DeployRequest.shape;
+/**
+ * The deploy's input: the platform deploy's (image, Git or upload, replicas, projectId) plus how long to wait. Its
+ * cross-field rules (exactly one source, image-only fields) are PlatformDeployRequest's own, run again here.
+ */
 const DeployInput = z
-  .object({ ...SourceDeployRequest.shape, image: image.optional(), waitS: WAIT_S })
+  .object({ ...PlatformDeployRequest.shape, waitS: WAIT_S })
   .strict()
-  .refine((b) => [b.image, b.uploadId, b.repoUrl].filter((s) => s !== undefined).length === 1, {
-    message: 'give exactly one source: image, uploadId or repoUrl',
-    path: ['image'],
+  .superRefine(({ waitS: _waitS, ...body }, ctx) => {
+    const checked = PlatformDeployRequest.safeParse(body);
+    if (checked.success) return;
+    for (const issue of checked.error.issues)
+      if (issue.code === 'custom') ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
   });
 
 export function deploymentTools(deps: AppDeps): ToolDef[] {
@@ -111,9 +116,10 @@ export function deploymentTools(deps: AppDeps): ToolDef[] {
     defineTool({
       name: 'list_deployments',
       title: 'List deployments',
-      description: 'Deployments of your organisation, newest first, with status and URL. Filter by status or provider.',
+      description:
+        'Deployments you can see, newest first, with status and URL. Filter by status, provider or projectId.',
       permission: 'deployment.read',
-      input: ListQuery,
+      input: PlatformListQuery,
       output: z.object({ deployments: z.array(Summary), total: z.number().int() }),
       annotations: READ,
       run: async ({ principal, input }) => {
@@ -148,8 +154,8 @@ export function deploymentTools(deps: AppDeps): ToolDef[] {
       title: 'Deploy',
       description:
         'Deploy a container image (image), a Git repository (repoUrl, branch) or a zip uploaded with POST ' +
-        '/compat/uploads/zip (uploadId). Give a requestId to make a retry safe. Waits up to waitS seconds (default ' +
-        '50) for running or failed, then answers with the status and what to call next.',
+        '/compat/uploads/zip (uploadId); replicas, projectId. A requestId makes a retry safe. Waits up to waitS (default ' +
+        '50 s) for running or failed, then answers with the status and what to call next.',
       permission: 'deployment.create',
       project: async (_p, input) => input.projectId,
       input: DeployInput,
