@@ -1,3 +1,6 @@
+import type { z } from 'zod';
+
+import type { Principal } from '../../../shared/identity/service';
 import { principalOf } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
 import type { FeatureContext } from '../feature';
@@ -8,8 +11,8 @@ import {
   Deployment,
   DeploymentIdParams,
   DeploymentList,
-  GetQuery,
   DeployRequest,
+  GetQuery,
   ListQuery,
   Logs,
   LogsQuery,
@@ -31,6 +34,32 @@ export function compatDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
     createdAt: d.createdAt.toISOString(),
   });
   const tags = ['Compatibility API'];
+  /** The two ways in answer alike: accepted and queued, under the same limits, permission and refusals. */
+  const deployRoute = <B extends z.ZodType>(
+    path: string,
+    summary: string,
+    body: B,
+    start: (principal: Principal, input: z.infer<B>) => ReturnType<DeploymentService['deployImage']>,
+  ) =>
+    route({
+      method: 'post',
+      path,
+      summary,
+      description: 'Accepted at once (202); poll statusUrl (or GET it with ?wait=running) until running or failed.',
+      tags,
+      request: { body },
+      before: [writes, creations, can('deployment.create', inProject)],
+      audit: { resource: 'deployment' },
+      responses: {
+        202: { description: 'Accepted and queued', schema: DeployAccepted },
+        404: { description: 'PROJECT_NOT_FOUND: projectId is not a project of this organisation' },
+        409: { description: 'DUPLICATE_REQUEST: the requestId was used before; details.deploymentId names it' },
+      },
+      handler: async ({ body: input }, req, res) => {
+        const d = await start(principalOf(req), input as z.infer<B>);
+        res.status(202).json(accepted(d, req.baseUrl));
+      },
+    });
   const inProject = newDeploymentProject;
   const itsProject = deploymentProject(deployments);
 
@@ -47,43 +76,15 @@ export function compatDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
         res.json({ providers: providerAvailability(principalOf(req).org.plan) });
       },
     }),
-    route({
-      method: 'post',
-      path: '/deploy',
-      summary: 'Deploy a container image',
-      description: 'Accepted at once (202); poll statusUrl until status is running or failed.',
-      tags,
-      request: { body: DeployRequest },
-      before: [writes, creations, can('deployment.create', inProject)],
-      audit: { resource: 'deployment' },
-      responses: {
-        202: { description: 'Accepted and queued', schema: DeployAccepted },
-        404: { description: 'PROJECT_NOT_FOUND: projectId is not a project of this organisation' },
-        409: { description: 'DUPLICATE_REQUEST: the requestId was used before; details.deploymentId names it' },
-      },
-      handler: async ({ body }, req, res) => {
-        const d = await deployments.deployImage(principalOf(req), body, 'compat');
-        res.status(202).json(accepted(d, req.baseUrl));
-      },
-    }),
-    route({
-      method: 'post',
-      path: '/deploy/source',
-      summary: 'Deploy from source: an uploaded zip (uploadId) or a Git repository (repoUrl)',
-      tags,
-      request: { body: SourceDeployRequest },
-      before: [writes, creations, can('deployment.create', inProject)],
-      audit: { resource: 'deployment' },
-      responses: {
-        202: { description: 'Accepted and queued', schema: DeployAccepted },
-        404: { description: 'PROJECT_NOT_FOUND: projectId is not a project of this organisation' },
-        409: { description: 'DUPLICATE_REQUEST: the requestId was used before; details.deploymentId names it' },
-      },
-      handler: async ({ body }, req, res) => {
-        const d = await deployments.deploySource(principalOf(req), body, 'compat');
-        res.status(202).json(accepted(d, req.baseUrl));
-      },
-    }),
+    deployRoute('/deploy', 'Deploy a container image', DeployRequest, (p, body) =>
+      deployments.deployImage(p, body, 'compat'),
+    ),
+    deployRoute(
+      '/deploy/source',
+      'Deploy from source: an uploaded zip (uploadId) or a Git repository (repoUrl)',
+      SourceDeployRequest,
+      (p, body) => deployments.deploySource(p, body, 'compat'),
+    ),
     route({
       method: 'get',
       path: '/deployments',
