@@ -22,11 +22,11 @@ import { assertSymlinksInside, SymlinkEscapeError } from '../shared/build/symlin
 import type { Config } from '../shared/config';
 import { LABELS } from '../shared/constants';
 import type { LogStore } from '../shared/deployments/logs-store';
-import type { UploadStore } from '../shared/uploads/store';
 import type { DeploymentSource } from '../shared/deployments/types';
 import { PLAN_POLICIES } from '../shared/plans';
 import type { Redis } from '../shared/redis';
 import { GitSecretRefusedError, type Vault } from '../shared/secrets/vault';
+import type { UploadStore } from '../shared/uploads/store';
 import { ensureHostIsolation } from './providers/host-firewall';
 
 export interface BuildDeps {

@@ -8,9 +8,9 @@ import { promisify } from 'node:util';
 
 import { startStack } from '../scripts/stack';
 import { freePort, type Managed, startProcess, waitUntil } from '../scripts/stack/process';
-import { createIdentityStore } from '../shared/identity/store';
 import { connectMongo } from '../shared/db/mongo';
 import { createIdentityService } from '../shared/identity/service';
+import { createIdentityStore } from '../shared/identity/store';
 
 const root = path.resolve(__dirname, '..');
 

@@ -10,17 +10,17 @@ import { buildApp } from '../../api/app';
 import { composeApi } from '../../api/compose';
 import { parseConfig } from '../../shared/config';
 import { LABELS } from '../../shared/constants';
-import { createDeploymentStore } from '../../shared/deployments/store';
-import { createLogStore } from '../../shared/deployments/logs-store';
 import { connectMongo } from '../../shared/db/mongo';
-import { createSalesStore } from '../../shared/sales/store';
-import { createSecretStore } from '../../shared/secrets/store';
-import { createUploadStore } from '../../shared/uploads/store';
+import { createLogStore } from '../../shared/deployments/logs-store';
+import { createDeploymentStore } from '../../shared/deployments/store';
 import { createDockerClient } from '../../shared/engine/docker-client';
 import { createLogger } from '../../shared/logger';
 import { createRedis } from '../../shared/redis';
 import { createS3Client } from '../../shared/s3';
+import { createSalesStore } from '../../shared/sales/store';
+import { createSecretStore } from '../../shared/secrets/store';
 import { createVault } from '../../shared/secrets/vault';
+import { createUploadStore } from '../../shared/uploads/store';
 import { createDeploymentWorker } from '../../worker/create-worker';
 
 /**

@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 
 import { type AttemptInput, createWebhookActivities, type SendResult } from '../../activities/webhooks';
 import { connectMongo, type Database } from '../../shared/db/mongo';
-import { createSalesStore, type SalesStore } from '../../shared/sales/store';
 import type { LookupAll } from '../../shared/net-guard';
+import { createSalesStore, type SalesStore } from '../../shared/sales/store';
 
 /**
  * The delivery activity's real connection path (undici, real sockets, real FerretDB) against receivers on
