@@ -18,7 +18,7 @@ import { createDeploymentActivities } from './deployments';
 import { createMetricsActivities } from './metrics';
 import { createEngineLocal, type EngineLocalDeps } from './providers/engine-local';
 import { createReconcileActivities } from './reconcile';
-import { sandboxActivitiesFrom } from './sandbox-compose';
+import { builderGitActivitiesFrom, sandboxActivitiesFrom } from './sandbox-compose';
 import { createUploadActivities } from './uploads';
 import { createOutboxActivities } from './webhook-outbox';
 import { createWebhookActivities } from './webhooks';
@@ -117,6 +117,7 @@ export function createActivities(deps: ActivityDeps) {
     ...(deps.db
       ? sandboxActivitiesFrom({ docker: deps.engine.docker, db: deps.db, s3: deps.s3, instance, engine: deps.engine, config: deps.config })
       : {}),
+    ...(deps.db ? builderGitActivitiesFrom({ db: deps.db, s3: deps.s3, vault: deps.vault, config: deps.config }) : {}),
     ...createUploadActivities({ store: deps.uploads, s3: deps.s3, bucket: deps.config.S3_BUCKET }),
     ...createWebhookActivities({ store: deps.sales, allowPrivateTargets: deps.allowPrivateWebhookTargets }),
     ...createOutboxActivities({ store: deps.sales }),

@@ -1,3 +1,5 @@
+export * from './builder-git/commands';
+export * from './builder-git/workflow';
 export * from './builder-turn/commands';
 export * from './builder-turn/workflow';
 export * from './deployment/commands';
