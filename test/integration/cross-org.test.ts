@@ -188,6 +188,18 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       'POST /platform/builder/sessions/{id}/messages': { content: 'hello' },
       'POST /platform/builder/sessions/{id}/messages/stream': { content: 'hello' },
       'POST /platform/builder/shares/{slug}/remix': { projectId: bProjectId },
+      'PUT /platform/builder/sessions/{id}/sandbox': { runtime: 'static' },
+      'POST /platform/builder/sessions/{id}/git/push': {
+        remoteUrl: 'https://git.example.com/a/repo.git',
+        branch: 'main',
+        message: 'b was here',
+      },
+      // A's project and A's Git token through B's import.
+      'POST /platform/builder/import/git': {
+        repoUrl: 'https://git.example.com/a/repo.git',
+        projectId: builderProjectId,
+        tokenSecretId: secretId,
+      },
       'PUT /platform/projects/{id}': { description: 'b was here' },
       'POST /platform/projects/{id}/members': { userId: orgA.userId, role: 'viewer' },
       'PATCH /platform/projects/{id}/members/{userId}': { role: 'viewer' },

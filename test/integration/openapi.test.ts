@@ -102,6 +102,11 @@ describe('OpenAPI document', () => {
         'POST /platform/builder/sessions/{id}/messages',
         'POST /platform/builder/sessions/{id}/messages/stream',
         'GET /platform/builder/sessions/{id}/turns/{turnId}/events',
+        'PUT /platform/builder/sessions/{id}/sandbox',
+        'POST /platform/builder/sessions/{id}/sandbox/sync',
+        'GET /platform/builder/sessions/{id}/git',
+        'POST /platform/builder/sessions/{id}/git/push',
+        'POST /platform/builder/import/git',
         'GET /api/v1/entitlements',
       ].sort(),
     );
