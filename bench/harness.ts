@@ -1,6 +1,7 @@
 // Starts the whole service as `npm start` does (stack + api + worker processes), on free ports with
 // throwaway data, with limits raised so a benchmark measures the service, not its rate limiter.
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,6 +37,8 @@ export async function startService(extraEnv: Record<string, string> = {}) {
     // Benches deploy far more than 10 in 15 minutes from one user.
     RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: '100000000',
     QUOTA_MULTIPLIER: '1000',
+    // As npm start does (a key of its own per data directory): env values are sealed, never stored in clear.
+    SECRETS_KEY: process.env.SECRETS_KEY ?? randomBytes(32).toString('base64'),
     ...extraEnv,
   };
   const apps: Managed[] = [];
