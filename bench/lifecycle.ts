@@ -23,13 +23,13 @@ async function main() {
   const call = async (method: string, path: string, body?: unknown): Promise<Json> => {
     const r = await fetch(`${svc.base}${path}`, { method, headers, body: body ? JSON.stringify(body) : undefined });
     const text = await r.text();
-    return { status: r.status, ...(text ? (JSON.parse(text) as Json) : {}) };
+    return { ...(text ? (JSON.parse(text) as Json) : {}), http: r.status };
   };
   /** Sends a platform command and follows it to its end: the time the caller waits for it. */
   const command = async (id: string, name: string, body: unknown = {}) => {
     const t0 = performance.now();
     const accepted = await call('POST', `/platform/deployments/${id}/${name}`, body);
-    if (accepted.status !== 202) throw new Error(`${name}: ${JSON.stringify(accepted)}`);
+    if (accepted.http !== 202) throw new Error(`${name}: ${JSON.stringify(accepted)}`);
     const url = `/platform${String(accepted.data.command.url).replace(/^\/platform/, '')}`;
     const done = await until(
       async () => {
@@ -43,10 +43,11 @@ async function main() {
     return performance.now() - t0;
   };
   const agent = edgeAgent();
+  let id: string | undefined;
 
   try {
     const deployed = await call('POST', '/compat/deploy', { image, name: 'lifecycle', port: 8080 });
-    const id = String(deployed.deploymentId);
+    id = String(deployed.deploymentId);
     const d = await call('GET', `/compat/deployments/${id}?wait=running&timeout=120`);
     const url = String(d.url);
 
@@ -86,6 +87,7 @@ async function main() {
     await load;
     await new Promise((r) => setTimeout(r, 500));
     await call('DELETE', `/compat/deployments/${id}`);
+    id = undefined;
 
     // Baselines: the same image by hand on the same engine.
     const bareRunT: number[] = [];
@@ -125,6 +127,8 @@ async function main() {
         `  traffic ${RATE} req/s during ${p}: ${t.sent} sent, ${t.ok} 2xx, ${t.failed} failed, ${t.resent} resent once on a new connection after the router closed a kept one`,
       );
   } finally {
+    // A failed run leaves nothing on the engine either.
+    if (id) await call('DELETE', `/compat/deployments/${id}`).catch(() => undefined);
     await agent.close();
     await svc.stop();
   }
