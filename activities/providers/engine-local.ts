@@ -133,6 +133,10 @@ export function createEngineLocal(deps: EngineLocalDeps) {
     await container.start().catch(settled(304));
   }
 
+  /** The engine refuses to start a container whose network no longer exists. */
+  const networkGone = (err: unknown) =>
+    (err as { statusCode?: number }).statusCode === 404 && /network .* not found/i.test(String((err as Error).message));
+
   async function startInstance(spec: InstanceSpec): Promise<Instance> {
     for (const [what, n] of [
       ['revision', spec.revision],
@@ -147,7 +151,16 @@ export function createEngineLocal(deps: EngineLocalDeps) {
       await create(spec, name, network).catch(settled(409));
       info = await docker.getContainer(name).inspect();
     }
-    if (!info.State.Running) await restart(info);
+    if (!info.State.Running) {
+      await restart(info).catch(async (err: unknown) => {
+        if (!networkGone(err)) throw err;
+        // Its org network was removed meanwhile (a destroy that found it unused): make the container again on the
+        // network ensured above; nothing of it is lost but an instance that never served.
+        await docker.getContainer(name).remove({ force: true }).catch(settled(404));
+        await create(spec, name, network).catch(settled(409));
+        await docker.getContainer(name).start().catch(settled(304));
+      });
+    }
     const running = await docker.getContainer(name).inspect();
     const crashed = await crashedBeforeReady(docker, running, { id: running.Id, name }, spec.port);
     if (crashed) throw crashed;

@@ -64,8 +64,10 @@ export function createOrgNetworks({ docker, instance }: { docker: Docker; instan
         (n) => n.Name === networkName(orgId),
       );
       for (const n of networks) {
-        const info = await docker.getNetwork(n.Id).inspect();
-        if (Object.keys(info.Containers ?? {}).length === 0)
+        // Stopped and just-created containers are not endpoints of the network (its Containers lists running ones
+        // only) but still need it to start: any container of the network keeps it.
+        const members = await docker.listContainers({ all: true, filters: { network: [n.Name] } });
+        if (members.length === 0)
           await docker
             .getNetwork(n.Id)
             .remove()
