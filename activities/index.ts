@@ -18,7 +18,7 @@ import { createDeploymentActivities } from './deployments';
 import { createMetricsActivities } from './metrics';
 import { createEngineLocal, type EngineLocalDeps } from './providers/engine-local';
 import { createReconcileActivities } from './reconcile';
-import { builderGitActivitiesFrom, sandboxActivitiesFrom } from './sandbox-compose';
+import { builderGitActivitiesFrom, sandboxActivitiesFrom, sandboxTurnHook } from './sandbox-compose';
 import { createUploadActivities } from './uploads';
 import { createOutboxActivities } from './webhook-outbox';
 import { createWebhookActivities } from './webhooks';
@@ -60,6 +60,7 @@ export interface ActivityDeps {
       | 'AI_IDLE_TIMEOUT_S'
       | 'SANDBOX_READY_TIMEOUT_S'
       | 'SANDBOX_INSTALL_TIMEOUT_S'
+      | 'SANDBOX_IDLE_S'
     >;
 }
 
@@ -111,6 +112,8 @@ export function createActivities(deps: ActivityDeps) {
           s3: deps.s3,
           config: deps.config,
           ...(deps.redis ? { redis: deps.redis } : {}),
+          // The session's preview follows the turn's checkpoint (sandbox.synced in the turn's events).
+          onCheckpoint: sandboxTurnHook({ db: deps.db, config: deps.config }),
         })
       : {}),
     // The builder's live previews (workflows/sandbox): containers like deployments', with the engine's addressing.

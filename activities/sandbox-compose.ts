@@ -1,4 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3';
+import { Context } from '@temporalio/activity';
 import type Docker from 'dockerode';
 import type { Db } from 'mongodb';
 
@@ -8,6 +9,8 @@ import { createSandboxStore } from '../shared/builder/sandbox-store';
 import { createBuilderStore } from '../shared/builder/store';
 import type { Config } from '../shared/config';
 import { edgeRouterFromConfig } from '../shared/edge';
+import { syncSession } from '../workflows/sandbox/sync-client';
+import type { BuilderActivityDeps } from './builder';
 import { type BuilderGitDeps, createBuilderGitActivities } from './builder-git';
 import { createSandboxActivities, type SandboxActivityDeps } from './sandbox';
 
@@ -47,4 +50,43 @@ export function builderGitActivitiesFrom(deps: {
     vault: deps.vault,
     config: deps.config,
   });
+}
+
+/** How long a turn waits for the preview after its checkpoint; a slower sync goes on and the turn ends. */
+const TURN_SYNC_WAIT_MS = 40_000;
+
+/**
+ * The builder turn's `onCheckpoint`: a session with a sandbox shows the turn's checkpoint in its preview, and the
+ * turn's stream says so with `sandbox.synced` (or that it is still syncing).
+ */
+export function sandboxTurnHook(deps: {
+  db: Db;
+  config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'SANDBOX_IDLE_S'>;
+}): BuilderActivityDeps['onCheckpoint'] {
+  const sandboxes = createSandboxStore(deps.db);
+  return async (turn, checkpoint, emit) => {
+    const sandbox = await sandboxes.get(turn.orgId, turn.sessionId);
+    if (!sandbox) return;
+    const sync = syncSession(Context.current().client, deps.config, {
+      sessionId: turn.sessionId,
+      orgId: turn.orgId,
+      checkpointId: checkpoint._id,
+      seq: checkpoint.seq,
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      sync,
+      new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), TURN_SYNC_WAIT_MS);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    await emit('sandbox.synced', {
+      checkpointId: checkpoint._id,
+      previewUrl: sandbox.previewUrl,
+      inSync: outcome?.status === 'running' && outcome.appliedCheckpointId === checkpoint._id,
+      status: outcome?.status ?? 'syncing',
+      action: outcome?.action ?? null,
+      error: outcome?.error ?? null,
+    });
+  };
 }

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createSandboxStore, previewRouteKey } from '../../shared/builder/sandbox-store';
 import { edgeRouterFromConfig } from '../../shared/edge';
 import { createProjectStore } from '../../shared/projects/store';
+import { openai, type ProviderDouble, startOpenAiDouble } from '../helpers/ai-doubles';
 import { client } from '../helpers/client';
 import { edgeAgent, edgeGet } from '../helpers/edge';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
@@ -30,7 +31,11 @@ describe('builder sandbox', () => {
   const sessions: string[] = [];
 
   beforeAll(async () => {
-    h = await startHarness('builder-sandbox', { RATE_LIMIT_PLATFORM_PER_15MIN: '100000', SANDBOX_IDLE_S: '600' });
+    h = await startHarness('builder-sandbox', {
+      RATE_LIMIT_PLATFORM_PER_15MIN: '100000',
+      SANDBOX_IDLE_S: '600',
+      ALLOW_PRIVATE_AI_PROVIDERS: 'true',
+    });
   });
   afterAll(async () => {
     const edge = edgeRouterFromConfig(h.config);
@@ -151,6 +156,51 @@ describe('builder sandbox', () => {
     expect(three.sync).toMatchObject({ action: 'reinstall', copied: 2, containerId: one.sync.containerId });
     expect(three.sandbox.inSync).toBe(true);
     expect(await preview(three.sandbox.previewUrl)).toMatchObject({ status: 200, body: 'hello from greet' });
+  });
+
+  it('follows a model turn: the checkpoint it made is synced and the turn stores sandbox.synced before it ends', async () => {
+    const double: ProviderDouble = await startOpenAiDouble({ models: ['gpt-4o-mini'] });
+    try {
+      const { api, id } = await newSession();
+      const providerId = (
+        await api.post<Data<{ id: string }>>('/platform/ai-providers', {
+          name: 'double',
+          kind: 'openai_compatible',
+          baseUrl: double.baseUrl,
+          apiKey: double.apiKey,
+          defaultModel: 'gpt-4o-mini',
+        })
+      ).body.data.id;
+      await api.call('PUT', `/platform/builder/sessions/${id}/provider`, { providerId });
+      await api.call('PUT', `/platform/builder/sessions/${id}/sandbox`, { runtime: 'static' });
+      double.reply(
+        {
+          stream: openai.toolCalls([
+            { id: 'call_1', name: 'write_file', args: ['{"path":"index.html","content":"<p>by the model</p>"}'] },
+          ]),
+        },
+        { stream: openai.text(['Done.']) },
+      );
+      const turn = await api.post<Data<{ turnId: string; checkpoint: { id: string } }>>(
+        `/platform/builder/sessions/${id}/messages`,
+        { content: 'Write the page' },
+      );
+      expect(turn.status).toBe(200);
+      // The turn's stored events, which its SSE stream replays in this order.
+      const stored = await h.db
+        .collection('builder_turn_events')
+        .find({ turnId: turn.body.data.turnId })
+        .sort({ seq: 1 })
+        .toArray();
+      const types = stored.map((e) => e.type as string);
+      expect(types.indexOf('sandbox.synced')).toBeGreaterThan(types.indexOf('checkpoint.created'));
+      expect(types.indexOf('sandbox.synced')).toBeLessThan(types.indexOf('turn.completed'));
+      const synced = stored.find((e) => e.type === 'sandbox.synced')!.data as { previewUrl: string };
+      expect(synced).toMatchObject({ inSync: true, checkpointId: turn.body.data.checkpoint.id });
+      expect(await preview(synced.previewUrl)).toMatchObject({ status: 200, body: '<p>by the model</p>' });
+    } finally {
+      await double.close();
+    }
   });
 
   it("answers another organisation's session sandbox with 404", async () => {

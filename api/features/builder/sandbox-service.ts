@@ -11,13 +11,7 @@ import type { Config } from '../../../shared/config';
 import { AppError } from '../../../shared/errors';
 import type { Principal } from '../../../shared/identity/service';
 import { PLAN_POLICIES } from '../../../shared/plans';
-import {
-  SANDBOX_WORKFLOW,
-  type SandboxInput,
-  sandboxWorkflowId,
-  type SyncOutcome,
-  syncUpdate,
-} from '../../../workflows/sandbox/commands';
+import { syncSession } from '../../../workflows/sandbox/sync-client';
 import type { BuilderService } from './service';
 
 /** The runtime's port when the request names none (the sandbox activities' defaults, activities/sandbox-engine.ts). */
@@ -79,28 +73,6 @@ export function createSandboxService(deps: {
       return { outcome, sandbox: sandboxView((await sandboxes.get(s.orgId, s._id))!, fresh.head) };
     },
   };
-}
-
-/**
- * Asks the session's sandbox workflow (started if it is not running) to show this head, and waits for the answer.
- * Shared with the builder turn, which syncs after its checkpoint.
- */
-export async function syncSession(
-  temporal: Client,
-  config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'SANDBOX_IDLE_S'>,
-  req: { sessionId: string; orgId: string; checkpointId: string | null; seq: number },
-): Promise<SyncOutcome> {
-  const input: SandboxInput = { sessionId: req.sessionId, orgId: req.orgId, idleS: config.SANDBOX_IDLE_S };
-  const workflowId = sandboxWorkflowId(req.sessionId);
-  await temporal.workflow.start(SANDBOX_WORKFLOW, {
-    workflowId,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    args: [input],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-  });
-  return temporal.workflow
-    .getHandle(workflowId)
-    .executeUpdate(syncUpdate, { args: [{ checkpointId: req.checkpointId, seq: req.seq }] });
 }
 
 export type SandboxService = ReturnType<typeof createSandboxService>;

@@ -1,0 +1,28 @@
+import type { Client } from '@temporalio/client';
+
+import type { Config } from '../../shared/config';
+import { SANDBOX_WORKFLOW, type SandboxInput, sandboxWorkflowId, type SyncOutcome, syncUpdate } from './commands';
+
+// Not workflow code: the api's sync route and the builder turn's activity call this with their Temporal client.
+
+/**
+ * Asks the session's sandbox workflow (started if it is not running) to show this head, and waits for the answer.
+ * Shared with the builder turn, which syncs after its checkpoint.
+ */
+export async function syncSession(
+  temporal: Client,
+  config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'SANDBOX_IDLE_S'>,
+  req: { sessionId: string; orgId: string; checkpointId: string | null; seq: number },
+): Promise<SyncOutcome> {
+  const input: SandboxInput = { sessionId: req.sessionId, orgId: req.orgId, idleS: config.SANDBOX_IDLE_S };
+  const workflowId = sandboxWorkflowId(req.sessionId);
+  await temporal.workflow.start(SANDBOX_WORKFLOW, {
+    workflowId,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    args: [input],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+  return temporal.workflow
+    .getHandle(workflowId)
+    .executeUpdate(syncUpdate, { args: [{ checkpointId: req.checkpointId, seq: req.seq }] });
+}
