@@ -5,6 +5,8 @@ import { randomUUID } from 'node:crypto';
 
 import { request } from 'undici';
 
+import { SANDBOX_SESSION_LABEL } from '../shared/builder/sandbox-store';
+import { createDockerClient } from '../shared/engine/docker-client';
 import { median, percentile, startService } from './harness';
 
 const N = Number(process.env.BENCH_N ?? 10);
@@ -24,10 +26,11 @@ async function main() {
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${json.message}`);
     return json.data;
   };
+  let sid: string | undefined;
   try {
     const project = await call<{ id: string }>('POST', '/projects', { name: `bench-${randomUUID().slice(0, 8)}` });
     const session = await call<{ id: string }>('POST', '/builder/sessions', { projectId: project.id });
-    const sid = session.id;
+    sid = session.id;
     const asset = 'x'.repeat(2048);
     await call('PUT', `/builder/sessions/${sid}/files`, {
       files: [
@@ -79,6 +82,22 @@ async function main() {
     console.log(`  full rebuild (baseline):   ${fmt(rebuild.times)}   [${rebuild.actions}]`);
     console.log(`  ratio: ${(median(rebuild.times) / median(copy.times)).toFixed(1)}× faster by copy`);
   } finally {
+    // The sandbox container and its org network are the engine's, not the throwaway stack's.
+    const docker = createDockerClient(process.env.DOCKER_HOST);
+    const left = sid
+      ? await docker.listContainers({ all: true, filters: { label: [`${SANDBOX_SESSION_LABEL}=${sid}`] } })
+      : [];
+    for (const c of left)
+      await docker
+        .getContainer(c.Id)
+        .remove({ force: true })
+        .catch(() => undefined);
+    const nets = await docker.listNetworks({ filters: { name: [`slipway-org-${svc.org.orgId}`] } });
+    for (const n of nets)
+      await docker
+        .getNetwork(n.Id)
+        .remove()
+        .catch(() => undefined);
     await svc.stop();
   }
 }
