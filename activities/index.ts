@@ -2,16 +2,16 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Db } from 'mongodb';
 
 import type { Config } from '../shared/config';
-import type { DeploymentStore } from '../shared/deployments/store';
 import type { LogStore } from '../shared/deployments/logs-store';
 import { announcingStatus, createStatusFeed } from '../shared/deployments/status-feed';
+import type { DeploymentStore } from '../shared/deployments/store';
 import { edgeAddressing, edgeRouterFromConfig } from '../shared/edge';
-import type { SalesStore } from '../shared/sales/store';
-import type { UploadStore } from '../shared/uploads/store';
 import { instanceId } from '../shared/instance';
 import type { Redis } from '../shared/redis';
+import type { SalesStore } from '../shared/sales/store';
 import { createEnvSealer } from '../shared/secrets/deployment-env';
 import type { Vault } from '../shared/secrets/vault';
+import type { UploadStore } from '../shared/uploads/store';
 import { type BuildDeps, createBuildActivities } from './build';
 import { builderActivitiesFrom } from './builder-compose';
 import { createDeploymentActivities } from './deployments';
@@ -112,13 +112,19 @@ export function createActivities(deps: ActivityDeps) {
           s3: deps.s3,
           config: deps.config,
           ...(deps.redis ? { redis: deps.redis } : {}),
-          // The session's preview follows the turn's checkpoint (sandbox.synced in the turn's events).
           onCheckpoint: sandboxTurnHook({ db: deps.db, config: deps.config }),
         })
       : {}),
     // The builder's live previews (workflows/sandbox): containers like deployments', with the engine's addressing.
     ...(deps.db
-      ? sandboxActivitiesFrom({ docker: deps.engine.docker, db: deps.db, s3: deps.s3, instance, engine: deps.engine, config: deps.config })
+      ? sandboxActivitiesFrom({
+          docker: deps.engine.docker,
+          db: deps.db,
+          s3: deps.s3,
+          instance,
+          engine: deps.engine,
+          config: deps.config,
+        })
       : {}),
     ...(deps.db ? builderGitActivitiesFrom({ db: deps.db, s3: deps.s3, vault: deps.vault, config: deps.config }) : {}),
     ...createUploadActivities({ store: deps.uploads, s3: deps.s3, bucket: deps.config.S3_BUCKET }),
