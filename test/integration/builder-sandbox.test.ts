@@ -99,9 +99,20 @@ describe('builder sandbox', () => {
     expect(two.sandbox).toMatchObject({ inSync: true, appliedCheckpointId: second, headCheckpointId: second });
     expect((await h.docker.getContainer(one.sync.containerId).inspect()).State.Running).toBe(true);
     expect(await preview(two.sandbox.previewUrl)).toMatchObject({ status: 200, body: '<h1>second version</h1>' });
+    // The session's own response says the same.
+    const session = await api.get<Data<{ sandbox: Record<string, unknown> | null }>>(
+      `/platform/builder/sessions/${id}`,
+    );
+    expect(session.body.data.sandbox).toMatchObject({ inSync: true, appliedCheckpointId: second });
 
     // A save the preview has not seen yet reads as out of sync.
-    await save(api, id, { 'about.html': 'about us' });
+    const third = await save(api, id, { 'about.html': 'about us' });
+    const after = await api.get<Data<{ sandbox: Record<string, unknown> | null }>>(`/platform/builder/sessions/${id}`);
+    expect(after.body.data.sandbox).toMatchObject({
+      inSync: false,
+      appliedCheckpointId: second,
+      headCheckpointId: third,
+    });
     const stale = await api.call<Data<SandboxBody>>('PUT', `/platform/builder/sessions/${id}/sandbox`, {
       runtime: 'static',
     });

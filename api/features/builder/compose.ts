@@ -7,6 +7,7 @@ import { createAiProviders } from '../../../shared/ai-providers/providers';
 import { createAiProviderStore } from '../../../shared/ai-providers/store';
 import { createBlobStore } from '../../../shared/builder/files';
 import { createTurnFeed } from '../../../shared/builder/ids';
+import { createSandboxStore } from '../../../shared/builder/sandbox-store';
 import { createBuilderStore } from '../../../shared/builder/store';
 import type { Config } from '../../../shared/config';
 import type { ProjectStore } from '../../../shared/projects/store';
@@ -26,6 +27,7 @@ export async function composeBuilder(c: {
 }) {
   const providerStore = createAiProviderStore(c.db);
   const store = createBuilderStore(c.db);
+  const sandboxes = createSandboxStore(c.db);
   // Sequential on purpose: FerretDB handles concurrent index builds poorly.
   await providerStore.ensureIndexes();
   await store.ensureIndexes();
@@ -39,6 +41,8 @@ export async function composeBuilder(c: {
     blobs: createBlobStore({ s3: c.s3, bucket: c.config.S3_BUCKET }),
     access: createBuilderAccess({ projects: c.projects }),
     aiProviders,
+    // The session's response says whether its live preview shows the head (inSync), from the sandbox's record.
+    sandboxOf: (session) => sandboxes.viewOf(session),
   });
   const builderTurns = createTurnService({
     store,
