@@ -37,16 +37,19 @@ async function treeBytes(dir: string): Promise<number> {
   return total;
 }
 
-/** Turns git's stderr into what the caller did wrong, in our words. */
-function explain(stderr: string, opts: CloneOptions): string {
+/**
+ * Turns git's stderr into what the caller did wrong, in our words. HTTP statuses are matched as words: a URL's
+ * port (127.0.0.1:40195) must not read as a 401.
+ */
+export function explainCloneFailure(stderr: string, opts: Pick<CloneOptions, 'url' | 'branch' | 'token'>): string {
   const branch = opts.branch ? /Remote branch .* not found|couldn't find remote ref/i.test(stderr) : false;
   if (branch) return `the branch "${opts.branch}" does not exist in ${opts.url}`;
-  if (/Authentication failed|could not read Username|terminal prompts disabled|401|403/i.test(stderr)) {
+  if (/Authentication failed|could not read Username|terminal prompts disabled|\b40[13]\b/i.test(stderr)) {
     return opts.token
       ? `the repository ${opts.url} refused the token from gitTokenSecretId; check that it is valid and can read the repository`
       : `the repository ${opts.url} needs credentials: store a token with POST /platform/secrets and pass its id as gitTokenSecretId`;
   }
-  if (/not found|does not appear to be a git repository|404/i.test(stderr)) {
+  if (/not found|does not appear to be a git repository|\b404\b/i.test(stderr)) {
     return `no repository at ${opts.url} (a private repository also needs gitTokenSecretId)`;
   }
   if (/Could not resolve host|unable to look up/i.test(stderr)) return `the host of ${opts.url} does not resolve`;
@@ -152,7 +155,7 @@ export async function cloneRepository(opts: CloneOptions): Promise<{ commit: str
       if (stopped === 'aborted')
         reject(opts.signal.reason instanceof Error ? opts.signal.reason : new Error('aborted'));
       else if (stopped) reject(new GitError(stopped));
-      else if (code !== 0) reject(new GitError(scrub(explain(output, opts))));
+      else if (code !== 0) reject(new GitError(scrub(explainCloneFailure(output, opts))));
       else resolve(output);
     });
   });

@@ -1,0 +1,18 @@
+import { explainCloneFailure } from '../../shared/build/git';
+
+describe('a failed clone, in our words', () => {
+  const url = 'http://127.0.0.1:40195/acme/missing.git';
+
+  it('reads a missing repository as missing, whatever digits the URL’s port holds', () => {
+    const stderr = `Cloning into '/tmp/x'...\nfatal: repository '${url}/' not found\n`;
+    expect(explainCloneFailure(stderr, { url })).toBe(
+      `no repository at ${url} (a private repository also needs gitTokenSecretId)`,
+    );
+  });
+
+  it('reads a 401 or 403 as credentials needed or refused', () => {
+    const stderr = `fatal: unable to access '${url}/': The requested URL returned error: 401\n`;
+    expect(explainCloneFailure(stderr, { url })).toMatch(/needs credentials/);
+    expect(explainCloneFailure(stderr.replace('401', '403'), { url, token: 't' })).toMatch(/refused the token/);
+  });
+});
