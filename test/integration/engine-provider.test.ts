@@ -282,7 +282,11 @@ describe('engine_local provider interface (real Docker Engine)', () => {
     const err = await failureOf(inActivity(() => engine.waitInstanceReady(i, { port: 9999, timeoutS: 2 })));
     expect(err.type).toBe(PROVIDER_FAILURES.portNeverOpened);
     expect(err.message).toMatch(/^nothing answered on port 9999 within 2 s/);
-    expect(failureDetails(err)).toMatchObject({ instance: i.name, hint: expect.stringMatching(/0\.0\.0\.0:9999/) });
+    // The hint names the port the app really listens on (read from its network namespace).
+    expect(failureDetails(err)).toMatchObject({
+      instance: i.name,
+      hint: expect.stringMatching(/listens on port 8080, but the deployment says 9999/),
+    });
     expect(failureDetails(err)?.exitCode).toBeUndefined();
     await engine.destroy(dep);
   });
