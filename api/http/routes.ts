@@ -60,9 +60,13 @@ function methodNotAllowed(routes: RouteDef[]): RequestHandler {
   const patterns = routes.map((r) => ({
     method: r.method.toUpperCase(),
     regex: new RegExp(`^${r.path.replace(/:(\w+)/g, '[^/]+')}/?$`),
+    params: (r.path.match(/:\w+/g) ?? []).length,
   }));
   return (req, res, next) => {
-    const allowed = [...new Set(patterns.filter((p) => p.regex.test(req.path)).map((p) => p.method))];
+    const matching = patterns.filter((p) => p.regex.test(req.path));
+    // The path as documented: `/tokens/current` is its own resource, not `/tokens/{id}` with id "current".
+    const fewest = Math.min(...matching.map((p) => p.params));
+    const allowed = [...new Set(matching.filter((p) => p.params === fewest).map((p) => p.method))];
     if (allowed.length === 0) return next();
     if (allowed.includes('GET')) allowed.push('HEAD');
     res.setHeader('Allow', allowed.join(', '));

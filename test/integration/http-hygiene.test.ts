@@ -176,6 +176,10 @@ describe('HTTP hygiene: encoding, temp files, non-origin paths, request IDs, acc
     expect(del.status).toBe(405);
     expect(del.headers.get('allow')).toBe('DELETE');
     expect(del.body).toEqual({ status: 'error', message: expect.stringMatching(/use DELETE/) });
+    // A fixed path beside a parameter one (/tokens/current, /tokens/{id}) advertises only its own methods.
+    const current = await api.call<Body>('OPTIONS', '/platform/tokens/current');
+    expect(current.status).toBe(405);
+    expect(current.headers.get('allow')).toBe('GET, HEAD');
     expect((await api.get<Body>('/compat/nothing-here')).status).toBe(404);
   });
 
