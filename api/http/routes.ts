@@ -39,6 +39,8 @@ export const route = <S extends Schemas>(def: RouteDef<S>): RouteDef => def as u
 /** `audit`: every mutating route appends its audit event (the entitlement lookup, all reads, has none). */
 export function mountRoutes(routes: RouteDef[], opts: { audit?: AuditRecorder } = {}): Router {
   const router = Router();
+  // Before the routes: `DELETE /tokens/current` must be a 405 of that path, not `/tokens/{id}` refusing "current".
+  router.use(methodNotAllowed(routes));
   for (const r of routes) {
     // The pattern, not the URL, goes to the access log: one line shape per route, and no IDs to scrub.
     const pattern: RequestHandler = (req, res, next) => {
@@ -48,13 +50,13 @@ export function mountRoutes(routes: RouteDef[], opts: { audit?: AuditRecorder } 
     const audit = opts.audit && auditTrail(opts.audit, r);
     router[r.method](r.path, pattern, ...(audit ? [audit] : []), ...r.before, handle(r.request, r.handler));
   }
-  router.use(methodNotAllowed(routes));
   return router;
 }
 
 /**
  * A path the origin serves, asked with a method it does not: 405 with the methods it does take (Allow), rather
- * than a 404 that says the path does not exist. Other paths go on to the origin's 404.
+ * than a 404 that says the path does not exist, or a parameter route of the same shape refusing the path as an ID.
+ * Other requests go on to the routes, and unknown paths to the origin's 404.
  */
 function methodNotAllowed(routes: RouteDef[]): RequestHandler {
   const patterns = routes.map((r) => ({
@@ -67,7 +69,7 @@ function methodNotAllowed(routes: RouteDef[]): RequestHandler {
     // The path as documented: `/tokens/current` is its own resource, not `/tokens/{id}` with id "current".
     const fewest = Math.min(...matching.map((p) => p.params));
     const allowed = [...new Set(matching.filter((p) => p.params === fewest).map((p) => p.method))];
-    if (allowed.length === 0) return next();
+    if (allowed.length === 0 || allowed.includes(req.method === 'HEAD' ? 'GET' : req.method)) return next();
     if (allowed.includes('GET')) allowed.push('HEAD');
     res.setHeader('Allow', allowed.join(', '));
     next(new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allowed.join(', ')}.`));

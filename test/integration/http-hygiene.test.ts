@@ -180,6 +180,8 @@ describe('HTTP hygiene: encoding, temp files, non-origin paths, request IDs, acc
     const current = await api.call<Body>('OPTIONS', '/platform/tokens/current');
     expect(current.status).toBe(405);
     expect(current.headers.get('allow')).toBe('GET, HEAD');
+    const deleted = await api.call<Body>('DELETE', '/platform/tokens/current');
+    expect([deleted.status, deleted.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
     expect((await api.get<Body>('/compat/nothing-here')).status).toBe(404);
   });
 
