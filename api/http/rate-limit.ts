@@ -88,3 +88,18 @@ export const limitKey = {
  */
 export const deployCreateLimit = (limiters: Pick<RateLimiters, 'deployCreate'>): RequestHandler =>
   rateLimit(limiters.deployCreate, limitKey.user);
+
+/**
+ * What is left of one limit for one key, as callers see it (tokens/current, MCP whoami): read with get(), which
+ * spends no point.
+ */
+export async function budgetOf<P extends string>(limiter: RateLimiterRedis, key: string, per: P) {
+  const r = await limiter.get(key);
+  return {
+    limit: limiter.points,
+    remaining: Math.max(0, limiter.points - (r?.consumedPoints ?? 0)),
+    windowSeconds: limiter.duration,
+    per,
+    resetAt: r ? new Date(Date.now() + r.msBeforeNext).toISOString() : null,
+  };
+}

@@ -4,7 +4,7 @@ import { AppError } from '../../../shared/errors';
 import type { TokenRecord } from '../../../shared/identity/store';
 import { PROJECT_ADMIN_ORG_ROLES, roleAllows } from '../../../shared/permissions';
 import { principalOf } from '../../http/auth';
-import { limitKey } from '../../http/rate-limit';
+import { budgetOf, limitKey } from '../../http/rate-limit';
 import { route, type RouteDef } from '../../http/routes';
 import { success } from '../../http/shapes';
 import type { FeatureContext } from '../feature';
@@ -32,19 +32,7 @@ const BUDGETS = [
 async function budgetsOf(limiters: FeatureContext['limiters'], req: Parameters<typeof principalOf>[0]) {
   const entries = await Promise.all(
     BUDGETS.map(async ([name, per]) => {
-      const limiter = limiters[name];
-      // get() reads the counter without spending a point.
-      const r = await limiter.get(limitKey[per](req));
-      return [
-        name,
-        {
-          limit: limiter.points,
-          remaining: Math.max(0, limiter.points - (r?.consumedPoints ?? 0)),
-          windowSeconds: limiter.duration,
-          per,
-          resetAt: r ? new Date(Date.now() + r.msBeforeNext).toISOString() : null,
-        },
-      ] as const;
+      return [name, await budgetOf(limiters[name], limitKey[per](req), per)] as const;
     }),
   );
   return Object.fromEntries(entries);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 
 import { ORG_ROLES, PERMISSIONS, PROJECT_ADMIN_ORG_ROLES, roleAllows } from '../../../shared/permissions';
 import type { AppDeps } from '../../app';
+import { budgetOf } from '../../http/rate-limit';
 import { defineTool, READ, type ToolDef } from '../../mcp/tool';
 
 /** The budgets an MCP caller spends, each under the key it is consumed with (api/mcp/server.ts, the deploy tool). */
@@ -42,20 +43,7 @@ export function tokenTools(deps: Pick<AppDeps, 'limiters'>): ToolDef[] {
         const keys = { token: `token:${token._id}`, user: `user:${user._id}` };
         const budgets = Object.fromEntries(
           await Promise.all(
-            BUDGETS.map(async ([name, per]) => {
-              const limiter = deps.limiters[name];
-              const r = await limiter.get(keys[per]);
-              return [
-                name,
-                {
-                  limit: limiter.points,
-                  remaining: Math.max(0, limiter.points - (r?.consumedPoints ?? 0)),
-                  windowSeconds: limiter.duration,
-                  per,
-                  resetAt: r ? new Date(Date.now() + r.msBeforeNext).toISOString() : null,
-                },
-              ] as const;
-            }),
+            BUDGETS.map(async ([name, per]) => [name, await budgetOf(deps.limiters[name], keys[per], per)] as const),
           ),
         );
         return {
