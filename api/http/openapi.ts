@@ -128,7 +128,7 @@ export function buildOpenApi(ctx: FeatureContext) {
         responses[status] = {
           description: res.description,
           ...(compat ? { headers: RATE_HEADERS } : {}),
-          ...(res.schema ? { content: { 'application/json': { schema: res.schema } } } : {}),
+          ...(res.schema ? { content: { [res.contentType ?? 'application/json']: { schema: res.schema } } } : {}),
         };
       }
       for (const code of errorStatusesOf(origin, r)) {
@@ -145,7 +145,14 @@ export function buildOpenApi(ctx: FeatureContext) {
         };
       }
       const body = r.request.body
-        ? { body: { required: true, content: { 'application/json': { schema: r.request.body } } } }
+        ? {
+            body: {
+              // A body that may be `{}` may be left out (the parser reads a missing body as `{}`): the spec's
+              // "optional JSON object".
+              required: !r.request.body.safeParse({}).success,
+              content: { 'application/json': { schema: r.request.body } },
+            },
+          }
         : r.multipart
           ? {
               body: {

@@ -24,7 +24,8 @@ export interface RouteDef<S extends Schemas = Schemas> {
   multipart?: { field: string; description: string };
   /** Middleware after authentication and before validation: rate limit, permission, body parsers. */
   before: RequestHandler[];
-  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  /** `contentType` for an answer that is not JSON (an event stream). */
+  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
   /** The audit event of a mutating route, where deriving it from method and path is wrong (api/http/audit.ts). */
   audit?: AuditSpec;
   handler: (

@@ -72,7 +72,11 @@ export function builderTurnRoutes(deps: Pick<FeatureContext, 'builder' | 'builde
       before: [],
       audit: { resource: 'message', action: 'message.create' },
       responses: {
-        200: { description: 'An event stream (text/event-stream), ending after turn.completed', schema: SSE },
+        200: {
+          description: 'An event stream (text/event-stream), ending after turn.completed',
+          schema: SSE,
+          contentType: 'text/event-stream',
+        },
         409: { description: 'A turn is running in this session (details.turnId)' },
       },
       handler: async ({ params, body }, req, res) => {
@@ -90,7 +94,11 @@ export function builderTurnRoutes(deps: Pick<FeatureContext, 'builder' | 'builde
       request: { params: TurnEventsParams, query: TurnEventsQuery },
       before: [],
       responses: {
-        200: { description: 'An event stream (text/event-stream), ending after turn.completed', schema: SSE },
+        200: {
+          description: 'An event stream (text/event-stream), ending after turn.completed',
+          schema: SSE,
+          contentType: 'text/event-stream',
+        },
       },
       handler: async ({ params, query }, req, res) => {
         const s = await builder.load(principalOf(req), params.id, 'read');

@@ -37,6 +37,7 @@ export function deploymentEventRoutes(ctx: FeatureContext): RouteDef[] {
         200: {
           description: 'An event stream (text/event-stream), ending when the deployment settles',
           schema: z.string().meta({ description: 'text/event-stream' }),
+          contentType: 'text/event-stream',
         },
       },
       handler: async ({ params, query }, req, res) => {
