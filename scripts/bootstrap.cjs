@@ -29,12 +29,12 @@ function ensureNodeModules() {
   const want = createHash('sha256').update(fs.readFileSync(lock)).digest('hex');
   const have = fs.existsSync(stamp) ? fs.readFileSync(stamp, 'utf8').trim() : '';
   if (want === have) return;
-  // `npm install` rather than `npm ci`: the lock records only this platform's optional binaries, which `npm ci`
-  // refuses, while `npm install` installs exactly the locked versions and leaves the lock as it is.
-  console.log('slipway: installing Node dependencies (npm install)…');
-  const status = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error']);
+  // `npm ci`: exactly what the lock records (it holds every platform's optional binaries, so no platform rewrites
+  // it), and a clone stays clean.
+  console.log('slipway: installing Node dependencies (npm ci)…');
+  const status = run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error']);
   if (status !== 0) {
-    console.error('slipway: `npm install` failed; see the output above.');
+    console.error('slipway: `npm ci` failed; see the output above.');
     process.exit(status);
   }
   fs.writeFileSync(stamp, want + '\n');

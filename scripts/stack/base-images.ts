@@ -188,7 +188,7 @@ async function importDebian(
       "building Slipway's Debian base needs root once (debootstrap); run npm start as root, or set BUILD_BASE_IMAGE_NODE, BUILD_BASE_IMAGE_PYTHON and BUILD_BASE_IMAGE_STATIC to images your engine has",
     );
   }
-  await ensureDebianPackages(['debootstrap'], "Slipway's Debian base image");
+  await ensureDebianPackages(['debootstrap'], "Slipway's Debian base image", progress);
   const root = path.join(cacheDir(), `debian-rootfs-${process.pid}`);
   await fs.promises.rm(root, { recursive: true, force: true });
   await fs.promises.mkdir(path.dirname(root), { recursive: true });

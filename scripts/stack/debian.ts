@@ -5,42 +5,103 @@ import { StackError } from './stack-error';
 
 const execFileAsync = promisify(execFile);
 
+/**
+ * How long apt waits for Debian's package lock when another program holds it (unattended upgrades, another
+ * `npm start`): long enough for a routine upgrade to finish, short enough that a stuck holder is reported.
+ */
+function lockTimeoutS(): number {
+  const v = Number(process.env.SLIPWAY_APT_LOCK_TIMEOUT_S);
+  return Number.isInteger(v) && v >= 0 ? v : 300;
+}
+
 async function installed(pkg: string): Promise<boolean> {
-  return execFileAsync('dpkg-query', ['-W', '-f=${Status}', pkg]).then(
+  return execFileAsync('dpkg-query', ['-W', '-f=${Status}', pkg], { env: process.env }).then(
     ({ stdout }) => stdout.includes('install ok installed'),
     () => false,
   );
 }
 
-function apt(args: string[]): Promise<void> {
+/** apt's own words while it waits for the lock, e.g. "It is held by process 812 (unattended-upgr)". */
+const HOLDER = /held by process (\d+)(?: \(([^)]+)\))?/;
+const LOCK_LINE = /Could not get lock|Unable to acquire the dpkg frontend lock|Waiting for cache lock/;
+
+function apt(args: string[], progress: (line: string) => void): Promise<void> {
+  const timeout = lockTimeoutS();
   return new Promise((resolve, reject) => {
-    const child = spawn('apt-get', args, {
+    const child = spawn('apt-get', ['-o', `DPkg::Lock::Timeout=${timeout}`, ...args], {
       stdio: ['ignore', 'ignore', 'pipe'],
       env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
     });
     let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) =>
-      code === 0
-        ? resolve()
-        : reject(new StackError(`apt-get ${args.join(' ')} failed: ${stderr.trim().split('\n').pop()}`)),
+    let toldWaiting = false;
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      if (!toldWaiting && /Waiting for cache lock/.test(stderr)) {
+        toldWaiting = true;
+        const holder = HOLDER.exec(stderr);
+        const who = holder ? `process ${holder[1]}${holder[2] ? ` (${holder[2]})` : ''}` : 'another program';
+        progress(`waiting up to ${timeout} s for Debian's package lock, held by ${who}`);
+      }
+    });
+    child.once('error', (err) =>
+      reject(new StackError(`cannot run apt-get (${err.message}); install the Debian packages by hand as root`)),
     );
+    child.once('exit', (code) => {
+      if (code === 0) return resolve();
+      const lastLine = stderr.trim().split('\n').pop() ?? '';
+      if (LOCK_LINE.test(stderr)) {
+        const holder = HOLDER.exec(stderr);
+        const who = holder ? `process ${holder[1]}${holder[2] ? ` (${holder[2]})` : ''}` : 'another program';
+        return reject(
+          new StackError(
+            `Debian's package lock was still held by ${who} after ${timeout} s; let it finish (or stop it), ` +
+              `then run this again (SLIPWAY_APT_LOCK_TIMEOUT_S sets the wait)`,
+          ),
+        );
+      }
+      reject(new StackError(`apt-get ${args.join(' ')} failed: ${lastLine}`));
+    });
   });
 }
 
-let updated: Promise<void> | undefined;
+/**
+ * One apt-get at a time for the whole process: the parts start concurrently, and two installs at once fail on
+ * dpkg's lock. Each request waits its turn, then looks again, since an earlier turn may have installed it.
+ */
+let queue: Promise<unknown> = Promise.resolve();
+let updated = false;
+
+function inTurn<T>(work: () => Promise<T>): Promise<T> {
+  const turn = queue.then(work, work);
+  queue = turn.catch(() => undefined);
+  return turn;
+}
 
 /** Installs Debian packages the stack needs (root only); a no-op when they are already there. */
-export async function ensureDebianPackages(pkgs: string[], why: string): Promise<string[]> {
-  const missing: string[] = [];
-  for (const pkg of pkgs) if (!(await installed(pkg))) missing.push(pkg);
-  if (missing.length === 0) return [];
+export async function ensureDebianPackages(
+  pkgs: string[],
+  why: string,
+  progress: (line: string) => void = () => undefined,
+): Promise<string[]> {
+  const missingNow = async () => {
+    const missing: string[] = [];
+    for (const pkg of pkgs) if (!(await installed(pkg))) missing.push(pkg);
+    return missing;
+  };
+  if ((await missingNow()).length === 0) return [];
   if (process.getuid?.() !== 0) {
-    throw new StackError(`${why} needs the Debian package(s) ${missing.join(', ')}; install them as root`);
+    throw new StackError(`${why} needs the Debian package(s) ${(await missingNow()).join(', ')}; install them as root`);
   }
-  updated ??= apt(['update', '-qq']);
-  await updated;
-  await apt(['install', '-y', '-qq', '--no-install-recommends', ...missing]);
-  return missing;
+  return inTurn(async () => {
+    const missing = await missingNow();
+    if (missing.length === 0) return [];
+    if (!updated) {
+      progress("updating Debian's package lists");
+      await apt(['update', '-qq'], progress);
+      updated = true;
+    }
+    progress(`installing ${missing.join(', ')} from Debian (for ${why})`);
+    await apt(['install', '-y', '-qq', '--no-install-recommends', ...missing], progress);
+    return missing;
+  });
 }

@@ -244,7 +244,7 @@ export const docker: Part = {
         `no Docker Engine answers on ${DOCKER_SOCKET} and only root can start one here; start Docker or set DOCKER_HOST`,
       );
     }
-    if ((await ensureDebianPackages(['docker.io'], 'the engine_local provider')).length > 0) {
+    if ((await ensureDebianPackages(['docker.io'], 'the engine_local provider', ctx.progress)).length > 0) {
       ctx.progress("installed Debian's docker.io");
     }
     ctx.progress('starting dockerd');
@@ -268,7 +268,7 @@ export const redis: Part = {
   async start(ctx): Promise<PartResult> {
     if (process.env.REDIS_URL) return EXTERNAL;
     const { listen } = await ports(ctx, { listen: { port: 6379, part: 'Redis', variable: 'SLIPWAY_REDIS_PORT' } });
-    if ((await ensureDebianPackages(['redis-server'], 'rate limits and quotas (Redis)')).length > 0) {
+    if ((await ensureDebianPackages(['redis-server'], 'rate limits and quotas (Redis)', ctx.progress)).length > 0) {
       ctx.progress("installed Debian's redis-server");
     }
     const dir = await partDir(ctx, 'redis');

@@ -18,7 +18,9 @@ declare global {
  * running `npm start` or its .data/. Variables already set (MONGODB_URL, …) point at existing servers instead.
  */
 export default async function globalSetup(): Promise<void> {
-  await ensureDebianPackages(['busybox-static', 'docker-registry'], 'the test images and the local registry');
+  await ensureDebianPackages(['busybox-static', 'docker-registry'], 'the test images and the local registry', (line) =>
+    console.log(`[debian] ${line}`),
+  );
   // Fetched here, not in a test, so a first run's download never counts against a test's timeout.
   process.env.SLIPWAY_TEMPORAL_TEST_SERVER = await ensureTestServer();
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-test-'));
