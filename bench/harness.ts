@@ -7,11 +7,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
+import { Agent, fetch as undiciFetch } from 'undici';
+
 import { startStack } from '../scripts/stack';
 import { freePort, type Managed, startProcess, waitUntil } from '../scripts/stack/process';
 import { connectMongo } from '../shared/db/mongo';
 import { createIdentityService } from '../shared/identity/service';
 import { createIdentityStore } from '../shared/identity/store';
+import { localhostLookup } from '../shared/localhost-lookup';
 
 const root = path.resolve(__dirname, '..');
 
@@ -96,7 +99,12 @@ export async function until<T>(fn: () => Promise<T | undefined>, timeoutMs = 60_
  * before the app listens, and such a request can hang with no answer at all.
  */
 export const answers = (url: string) =>
-  fetch(url, { signal: AbortSignal.timeout(2_000) }).then((r) => (r.ok ? true : undefined));
+  undiciFetch(url, { signal: AbortSignal.timeout(2_000), dispatcher: loopbackAgent }).then((r) =>
+    r.ok ? true : undefined,
+  );
+
+/** Deployments' `*.localhost` URLs reach the router on loopback whatever the host's resolver says. */
+const loopbackAgent = new Agent({ connect: { lookup: localhostLookup } });
 
 const run = promisify(execFile);
 

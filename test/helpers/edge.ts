@@ -1,17 +1,8 @@
-import dns from 'node:dns';
-import type { LookupFunction } from 'node:net';
-
 import { Agent, request } from 'undici';
 
-/**
- * *.localhost is loopback (RFC 6761), but glibc's resolver here does not know it and Node asks glibc; browsers and
- * curl resolve it themselves, as this lookup does.
- */
-export const localhostLookup = ((hostname, options, callback) => {
-  if (hostname !== 'localhost' && !hostname.endsWith('.localhost')) return dns.lookup(hostname, options, callback);
-  if (options.all) callback(null, [{ address: '127.0.0.1', family: 4 }]);
-  else (callback as (err: null, address: string, family: number) => void)(null, '127.0.0.1', 4);
-}) as LookupFunction;
+import { localhostLookup } from '../../shared/localhost-lookup';
+
+export { localhostLookup };
 
 /** A keep-alive client that reaches deployments' `http://<name>-<id>.localhost:<port>` URLs as a browser does. */
 export const edgeAgent = () => new Agent({ connect: { lookup: localhostLookup } });
