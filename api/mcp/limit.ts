@@ -1,22 +1,16 @@
 import { RateLimiterRes } from 'rate-limiter-flexible';
 
-import { AppError } from '../../shared/errors';
-import type { RateLimiters } from '../http/rate-limit';
+import { type Limiter, limitRefusal } from '../http/rate-limit';
 
 /**
- * One point of a budget (shared/limits.ts) outside an HTTP response: a refusal is RATE_LIMIT_EXCEEDED with
- * retryAfterSeconds, which the MCP frame turns into an isError result with retryAfterS.
+ * One point of a budget (shared/limits.ts) outside an HTTP response: a refusal is the same RATE_LIMIT_EXCEEDED the
+ * REST origins answer, which the MCP frame turns into an isError result with retryAfterS.
  */
-export async function consumeLimit(limiter: RateLimiters[keyof RateLimiters], key: string): Promise<void> {
+export async function consumeLimit(limiter: Limiter, key: string): Promise<void> {
   try {
     await limiter.consume(key);
   } catch (err) {
     if (!(err instanceof RateLimiterRes)) throw err;
-    const retryAfterS = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
-    throw new AppError(
-      'RATE_LIMIT_EXCEEDED',
-      `Rate limit of ${limiter.points} requests per ${limiter.duration} s reached; retry after ${retryAfterS} s.`,
-      { limit: limiter.points, windowSeconds: limiter.duration, retryAfterSeconds: retryAfterS },
-    );
+    throw limitRefusal(limiter, key, err.msBeforeNext);
   }
 }

@@ -15,7 +15,9 @@ export const orgKey = limitKey.org;
  */
 export function compatRouter(ctx: FeatureContext): Router {
   const router = Router();
-  router.use(authenticate(ctx.identity, (req, res) => consume(ctx.limiters.compatAnonymous, `ip:${req.ip}`, res)));
+  router.use(
+    authenticate(ctx.identity, (req, res) => consume(ctx.limiters.compatAnonymous, limitKey.address(req), res)),
+  );
   router.use(
     mountRoutes(routesOf('compat', ctx), { audit: { store: ctx.auditTrail, log: ctx.log, origin: 'compat' } }),
   );

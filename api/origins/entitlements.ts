@@ -5,7 +5,7 @@ import { hashToken } from '../../shared/identity/tokens';
 import { routesOf } from '../features';
 import type { FeatureContext } from '../features/feature';
 import { entitlementErrors } from '../http/errors';
-import { consume } from '../http/rate-limit';
+import { consume, limitKey } from '../http/rate-limit';
 import { mountRoutes } from '../http/routes';
 
 /** The entitlement lookup origin: authenticated by a seller API key, not an access token; errors are `{error}`. */
@@ -17,7 +17,7 @@ export function entitlementsRouter(ctx: FeatureContext): Router {
       const orgId = key ? await ctx.sales.sellerOfKey(key) : undefined;
       if (!key || !orgId) {
         // A wrong key spends its address's budget of the same size, as refused tokens do on the other origins.
-        await consume(ctx.limiters.entitlements, `ip:${req.ip}`, res);
+        await consume(ctx.limiters.entitlements, limitKey.address(req), res);
         throw new AppError('INVALID_TOKEN', 'Missing or wrong seller API key: send "Authorization: Bearer <API_KEY>".');
       }
       // Per key, as the spec says, not per seller: by the key's hash, so a rotated key starts a fresh budget and two

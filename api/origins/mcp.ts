@@ -8,6 +8,7 @@ import type { AppDeps } from '../app';
 import { ROUTE_LOCAL } from '../http/access-log';
 import { bearerToken } from '../http/auth';
 import { requestIdOf, toAppError } from '../http/errors';
+import { limitKey } from '../http/rate-limit';
 import { consumeLimit } from '../mcp/limit';
 import { collectTools, createMcpServer } from '../mcp/server';
 
@@ -64,7 +65,7 @@ export function mcpRouter(deps: AppDeps): Router {
     } catch (err) {
       // A refused token spends its address's budget of the same size; past it the answer is 429, not 401.
       try {
-        await consumeLimit(limiter, `ip:${req.ip}`);
+        await consumeLimit(limiter, limitKey.address(req));
       } catch (refusal) {
         return refuse(res, toAppError(refusal, deps.log, requestId));
       }

@@ -133,20 +133,23 @@ const escapeHtml = (s: string) =>
 
 const NO_STORE = { 'Cache-Control': ['no-store'], 'X-Content-Type-Options': ['nosniff'] };
 
-function stoppedText(host: string): string {
+/** The call that brings the deployment back, with its own ID: the owner copies it as it stands. */
+const startCall = (deploymentId: string) => `POST /platform/deployments/${deploymentId}/start`;
+
+function stoppedText(deploymentId: string, host: string): string {
   return (
     `The deployment at ${host} is stopped, so nothing answers here for now.\n` +
-    'If it is yours, start it again: POST /platform/deployments/{id}/start on your Slipway api ' +
+    `If it is yours, start it again: ${startCall(deploymentId)} on your Slipway api ` +
     '(or redeploy it); this address stays the same.\n'
   );
 }
 
-function stoppedHtml(host: string): string {
+function stoppedHtml(deploymentId: string, host: string): string {
   const h = escapeHtml(host);
   return (
     '<!doctype html><html><head><meta charset="utf-8"><title>Deployment stopped</title></head>' +
     `<body><h1>This deployment is stopped</h1><p>The deployment at <b>${h}</b> is stopped, so nothing answers ` +
-    'here for now.</p><p>If it is yours, start it again (<code>POST /platform/deployments/{id}/start</code> on ' +
+    `here for now.</p><p>If it is yours, start it again (<code>${escapeHtml(startCall(deploymentId))}</code> on ` +
     'your Slipway api, or redeploy it); this address stays the same.</p></body></html>\n'
   );
 }
@@ -168,10 +171,10 @@ export function stoppedRoute(deploymentId: string, host: string) {
         routes: [
           {
             match: [{ header: { Accept: ['*text/html*'] } }],
-            handle: [page('text/html; charset=utf-8', stoppedHtml(host))],
+            handle: [page('text/html; charset=utf-8', stoppedHtml(deploymentId, host))],
             terminal: true,
           },
-          { handle: [page('text/plain; charset=utf-8', stoppedText(host))], terminal: true },
+          { handle: [page('text/plain; charset=utf-8', stoppedText(deploymentId, host))], terminal: true },
         ],
       },
     ],

@@ -328,11 +328,13 @@ describe('deployment commands (Updates on the entity workflow, real Temporal, en
     expect(unknown.status).toBe(404);
     expect(unknown.body.message).toMatch(/No command/);
 
+    // Exactly what the README's "Deployment commands and releases" says a refusal answers.
     const refused = await d.api.post<{ status: string; message: string }>(`/platform/deployments/${d.id}/stop`);
     expect(refused.status).toBe(400);
-    expect(refused.body).toMatchObject({
+    expect(refused.body).toEqual({
       status: 'error',
-      message: expect.stringMatching(/is stopped.*accepts start/),
+      message:
+        'The deployment is stopped, so it cannot stop; a stopped deployment accepts start, redeploy, scale, rollback, destroy.',
     });
     const tooMany = await d.api.post(`/platform/deployments/${d.id}/scale`, { replicas: 6 });
     expect(tooMany.status).toBe(400);

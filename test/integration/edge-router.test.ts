@@ -200,7 +200,9 @@ describe('edge router (real Caddy, real containers)', () => {
     expect(page.body).toContain(`The deployment at <b>${d.host}</b> is stopped`);
     expect(text).toMatchObject({ status: 503, type: 'text/plain; charset=utf-8' });
     expect(text.body).toContain(`The deployment at ${d.host} is stopped`);
-    expect(text.body).toContain('start it again');
+    expect(text.body).toContain(`start it again: POST /platform/deployments/${d.id}/start on your Slipway api`);
+    expect(page.body).toContain(`<code>POST /platform/deployments/${d.id}/start</code>`);
+    for (const answer of [page, text]) expect(answer.body).not.toContain('{id}');
     expect(await router.list()).toContainEqual({ deploymentId: d.id, host: d.host, state: 'stopped', upstreams: [] });
 
     await router.publish(d.id, d.host, [replicas[1]!.upstream]);

@@ -6,6 +6,7 @@ import { route, type RouteDef } from '../../http/routes';
 import type { FeatureContext } from '../feature';
 import { deploymentProject, newDeploymentProject } from './access';
 import { providerAvailability } from './providers';
+import { answerReplays } from './replays';
 import {
   DeployAccepted,
   Deployment,
@@ -48,12 +49,17 @@ export function compatDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
       description: 'Accepted at once (202); poll statusUrl (or GET it with ?wait=running) until running or failed.',
       tags,
       request: { body },
-      before: [writes, creations, can('deployment.create', inProject)],
+      // A replayed requestId is answered first, spending a read: it creates nothing (./replays.ts).
+      before: [answerReplays(ctx, reads), writes, creations, can('deployment.create', inProject)],
       audit: { resource: 'deployment' },
       responses: {
         202: { description: 'Accepted and queued', schema: DeployAccepted },
         404: { description: 'PROJECT_NOT_FOUND: projectId is not a project of this organisation' },
-        409: { description: 'DUPLICATE_REQUEST: the requestId was used before; details.deploymentId names it' },
+        409: {
+          description:
+            'DUPLICATE_REQUEST: the requestId was used before; details.deploymentId names the deployment it made. ' +
+            'Spends a read, not a write or a creation.',
+        },
       },
       handler: async ({ body: input }, req, res) => {
         const d = await start(principalOf(req), input as z.infer<B>);

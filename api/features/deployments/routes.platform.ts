@@ -4,6 +4,7 @@ import { route, type RouteDef } from '../../http/routes';
 import { ok, success } from '../../http/shapes';
 import type { FeatureContext } from '../feature';
 import { deploymentProject, newDeploymentProject } from './access';
+import { answerReplays } from './replays';
 import { commandRoutes } from './routes.commands';
 import { DeploymentIdParams, ReleaseList } from './schemas';
 import {
@@ -66,14 +67,19 @@ export function platformDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
       path: '/deployments',
       summary: 'Deploy an image, an uploaded zip or a Git repository',
       description:
-        'Accepted at once (202): poll statusUrl until status is running or failed. 10 creations per 15 minutes per user.',
+        'Accepted at once (202): poll statusUrl until status is running or failed. 10 creations per 15 minutes per ' +
+        'user; a repeated requestId is answered 409 without spending one.',
       tags,
       request: { body: PlatformDeployRequest },
-      before: [ctx.limit.deployCreate, can('deployment.create', newDeploymentProject)],
+      before: [answerReplays(ctx), ctx.limit.deployCreate, can('deployment.create', newDeploymentProject)],
       responses: {
         202: { description: 'Accepted and queued', schema: success(Accepted) },
         404: { description: 'projectId is not a project of this organisation' },
-        409: { description: 'The requestId was used before; no second deployment was started' },
+        409: {
+          description:
+            'The requestId was used before: the message names the deployment it made; nothing was started and no ' +
+            'creation was counted',
+        },
       },
       handler: async ({ body }, req, res) => {
         const principal = principalOf(req);

@@ -33,7 +33,7 @@ import { createGitSourceCheck } from './git-source';
 import { providerAvailability } from './providers';
 import type { Quota } from './quota';
 
-/** Namespace of idempotent deployment IDs: uuidv5(orgId + ":" + requestId) (DESIGN.md §4). */
+/** Namespace of idempotent deployment IDs: uuidv5(orgId + ":" + requestId). */
 const REQUEST_ID_NAMESPACE = '8f1d7a52-4c1e-4f7e-9a3b-2d5c6e7f8a90';
 
 export interface DeployInput {
@@ -128,17 +128,19 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
     }
   }
 
+  /** With a requestId, the deployment's ID is fixed by it: the same request always names the same deployment. */
+  const idFor = (principal: Pick<Principal, 'org'>, requestId: string) =>
+    uuidv5(`${principal.org._id}:${requestId}`, REQUEST_ID_NAMESPACE);
+
   async function duplicate(principal: Principal, id: string, requestId: string): Promise<never> {
     // The first request may have died between its insert and its workflow start: finish it, start nothing new.
     const first = await store.findAny(id);
     if (first && !first.destroyedAt) await ensureWorkflow(first, principal);
     throw new AppError(
       'DUPLICATE_REQUEST',
-      `requestId "${requestId}" was already used; no second deployment was started.`,
-      {
-        deploymentId: id,
-        requestId,
-      },
+      `requestId "${requestId}" was already used: it made deployment ${id}, and no second deployment was started. ` +
+        'Follow that deployment, or send a new requestId to deploy again.',
+      { deploymentId: id, requestId },
     );
   }
 
@@ -177,7 +179,9 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
     origin: DeploymentRecord['origin'],
   ) {
     const orgId = principal.org._id;
-    const id = input.requestId ? uuidv5(`${orgId}:${input.requestId}`, REQUEST_ID_NAMESPACE) : uuidv4();
+    const id = input.requestId ? idFor(principal, input.requestId) : uuidv4();
+    // Replays are answered before the routes spend a creation budget (refuseReplay); this catches the one that
+    // overtook its first request, and the insert's unique ID catches two at once.
     if (input.requestId && (await store.findAny(id))) await duplicate(principal, id, input.requestId);
     const maxReplicas = PLAN_POLICIES[principal.org.plan].maxReplicas;
     if (input.replicas !== undefined && (input.replicas < 1 || input.replicas > maxReplicas))
@@ -231,6 +235,22 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
   return {
     /** stop, start, redeploy, scale, rollback and the follow-up of each (./commands.ts). */
     ...createDeploymentCommands({ store, temporal, config: deps.config }),
+
+    /** Whether this organisation already used `requestId` for a deploy (destroyed deployments included). */
+    async requestIdUsed(principal: Principal, requestId: string): Promise<boolean> {
+      return (await store.findAny(idFor(principal, requestId))) !== null;
+    },
+
+    /**
+     * A deploy repeating a requestId creates nothing, so it is answered before any creation budget, quota slot or
+     * source check is spent: DUPLICATE_REQUEST naming the deployment the first request made. A new (or no)
+     * requestId returns.
+     */
+    async refuseReplay(principal: Principal, requestId: string | undefined): Promise<void> {
+      if (requestId === undefined) return;
+      const id = idFor(principal, requestId);
+      if (await store.findAny(id)) await duplicate(principal, id, requestId);
+    },
 
     async deployImage(
       principal: Principal,
@@ -303,9 +323,11 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
       },
     ) =>
       // Below org admin, deployments of projects the caller is not a member of are left out (shared/authz).
-      lists.visibility(principal).then((v) =>
-        store.list({ orgId: principal.org._id, ...q, ...(v.all ? {} : { visibleProjects: v.projectIds }) }),
-      ),
+      lists
+        .visibility(principal)
+        .then((v) =>
+          store.list({ orgId: principal.org._id, ...q, ...(v.all ? {} : { visibleProjects: v.projectIds }) }),
+        ),
 
     /** Platform lines (build, system) first, then the container's own output; the last `limit`, oldest first. */
     async logs(principal: Principal, id: string, limit: number): Promise<LogLine[]> {

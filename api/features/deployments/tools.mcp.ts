@@ -163,7 +163,8 @@ export function deploymentTools(deps: AppDeps): ToolDef[] {
       annotations: { ...WRITE, idempotentHint: false },
       audit: { resource: 'deployment', id: (_i, out) => out?.deploymentId },
       run: async ({ principal, input }) => {
-        // Deployment creation: 10 per 15 minutes per user, whatever the origin (DESIGN.md §6).
+        // A replay creates nothing: answered before the creation budget (10 per 15 minutes per user) is spent.
+        await deployments.refuseReplay(principal, input.requestId);
         await consumeLimit(deps.limiters.deployCreate, `user:${principal.user._id}`);
         const { waitS, image: img, ...rest } = input;
         const record = img

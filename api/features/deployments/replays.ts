@@ -1,0 +1,49 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+
+import { principalOf } from '../../http/auth';
+import type { FeatureContext } from '../feature';
+import { newDeploymentProject } from './access';
+
+/** Runs one middleware as a step: resolves when it calls next(), rejects with what it passed on. */
+const step = (mw: RequestHandler, req: Request, res: Response) =>
+  new Promise<void>((resolve, reject) => {
+    void mw(req, res, (err?: unknown) => (err ? reject(err) : resolve()));
+  });
+
+/**
+ * First on a route that creates a deployment: a body repeating a requestId this organisation already used creates
+ * nothing, so it is answered DUPLICATE_REQUEST (naming the first deployment) before any creation budget is spent. A
+ * client retrying after a lost answer gets the same 409 however often it asks, never a 429 for a deployment it
+ * already has. `spend` is what a replay costs instead (on the compat API, a read: it is answered like a look-up).
+ *
+ * Only a caller the route would let deploy is answered here, judged as the route's own check judges it; anyone else
+ * goes on to the route's limits and checks and is refused exactly as without a requestId, so what earlier requestIds
+ * made stays out of reach of a token that may not deploy. The body is not validated yet: a requestId that is not a
+ * string is the validator's to refuse.
+ */
+export function answerReplays(
+  ctx: Pick<FeatureContext, 'deployments' | 'authz'>,
+  spend?: RequestHandler,
+): RequestHandler {
+  const mayDeploy = async (req: Request) => {
+    const projectId = await newDeploymentProject.project?.(req);
+    return ctx.authz.authorize(principalOf(req), 'deployment.create', { projectId }).then(
+      () => true,
+      // Refused (or the check failed): the route's own check answers it.
+      () => false,
+    );
+  };
+  return async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const requestId: unknown = (req.body as Record<string, unknown> | undefined)?.requestId;
+      if (typeof requestId !== 'string' || !requestId) return next();
+      const principal = principalOf(req);
+      if (!(await ctx.deployments.requestIdUsed(principal, requestId)) || !(await mayDeploy(req))) return next();
+      if (spend) await step(spend, req, res);
+      await ctx.deployments.refuseReplay(principal, requestId);
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}
