@@ -3,11 +3,17 @@
 'use strict';
 const { spawnSync } = require('node:child_process');
 const path = require('node:path');
+const { pathToFileURL } = require('node:url');
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const cli = path.join(__dirname, '..', 'cli', 'index.ts');
+// Node resolves this file's symlinks (npm link, a bin directory) before running it, so this is the checkout.
+const root = path.join(__dirname, '..');
+const cli = path.join(root, 'cli', 'index.ts');
+// A bare `--import tsx` is looked up from the working directory, where there is usually no node_modules: the
+// loader is this package's own, passed as a file URL.
+const tsx = pathToFileURL(require.resolve('tsx', { paths: [root] })).href;
 // Ctrl-C reaches the CLI itself (the terminal signals the whole foreground group), which says what it stopped and
 // restores the terminal; this wrapper waits for it instead of dying first and handing the prompt back mid-output.
 process.on('SIGINT', () => {});
-const result = spawnSync(process.execPath, ['--import', 'tsx', cli, ...process.argv.slice(2)], { stdio: 'inherit' });
+const result = spawnSync(process.execPath, ['--import', tsx, cli, ...process.argv.slice(2)], { stdio: 'inherit' });
 process.exit(result.status ?? 1);
