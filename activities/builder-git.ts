@@ -63,9 +63,7 @@ export function createBuilderGitActivities(deps: BuilderGitDeps) {
       target = await resolveTarget(new URL(url), { allowPrivate: config.ALLOW_PRIVATE_GIT_HOSTS });
     } catch (err) {
       if (!(err instanceof OutboundTargetError)) throw err;
-      throw refused(
-        `refusing ${url}: ${err.reason}${err.kind === 'special' ? ' (ALLOW_PRIVATE_GIT_HOSTS is off)' : ''}`,
-      );
+      throw refused(`refusing ${url}: ${err.reason}${err.openable ? ' (ALLOW_PRIVATE_GIT_HOSTS is off)' : ''}`);
     }
     const pinned = target.family === 6 ? `[${target.address}]` : target.address;
     const env: NodeJS.ProcessEnv = {

@@ -4,9 +4,11 @@ import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
- * The outbound guard for requests a tenant aims (webhooks, Git): only plain public unicast addresses may be
- * reached. The ranges come from ipaddr.js's registry of special-purpose blocks (maintained upstream), not a hand
- * list; anything it does not call `unicast` is refused, whatever the reason it is special.
+ * The outbound guard for requests a tenant aims (webhooks, Git, registries, AI providers): only plain public unicast
+ * addresses may be reached. The ranges come from ipaddr.js's registry of special-purpose blocks (maintained
+ * upstream), not a hand list; anything it does not call `unicast` is refused, whatever the reason it is special.
+ * The ALLOW_PRIVATE_* switches open this machine and private networks for development (`allowPrivate`), nothing
+ * more: link-local and cloud metadata addresses stay closed whatever they say.
  */
 
 /** How a caller resolves a name: every address, in the resolver's order. Injected by tests (DNS rebinding). */
@@ -18,7 +20,6 @@ const RANGE_WORDS: Record<string, string> = {
   unspecified: 'unspecified',
   broadcast: 'broadcast',
   multicast: 'multicast',
-  linkLocal: 'link-local (cloud metadata lives there)',
   loopback: 'loopback',
   carrierGradeNat: 'carrier-grade NAT',
   private: 'private',
@@ -27,6 +28,22 @@ const RANGE_WORDS: Record<string, string> = {
   ipv4Compatible: 'IPv4-compatible IPv6',
   nonGlobal: 'non-global IPv6',
 };
+
+/** What `allowPrivate` opens: this machine and private networks (CGNAT included: overlay VPNs such as Tailscale). */
+const OPENABLE_RANGES = new Set(['loopback', 'private', 'uniqueLocal', 'carrierGradeNat']);
+
+/**
+ * Cloud metadata services outside link-local, closed like link-local itself (where AWS, GCP, Azure, Oracle and
+ * DigitalOcean answer at 169.254.169.254, ECS at 169.254.170.2, Tencent at 169.254.0.23) whatever a switch says:
+ * they hand out the credentials of the machine we run on.
+ */
+const METADATA_BLOCKS: { cidr: [ipaddr.IPv4 | ipaddr.IPv6, number]; words: string }[] = [
+  { cidr: ipaddr.parseCIDR('fd00:ec2::/64'), words: 'the AWS instance metadata, DNS and time services over IPv6' },
+  { cidr: ipaddr.parseCIDR('fd20:ce::254/128'), words: 'the Google Cloud metadata server over IPv6' },
+  { cidr: ipaddr.parseCIDR('fd00:c1::a9fe:a9fe/128'), words: 'the Oracle Cloud instance metadata service over IPv6' },
+  { cidr: ipaddr.parseCIDR('100.100.100.200/32'), words: 'the Alibaba Cloud metadata service' },
+  { cidr: ipaddr.parseCIDR('168.63.129.16/32'), words: 'the Azure WireServer (platform agent and metadata)' },
+];
 
 // Global unicast IPv6 is allocated from 2000::/3 only; everything else (including the deprecated IPv4-compatible
 // ::a.b.c.d form, which ipaddr.js calls `unicast`) is either special or unassigned.
@@ -44,6 +61,18 @@ function hexTail(address: string): string {
   return `${m[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}${m[6] ?? ''}`;
 }
 
+const inMetadataBlock = (parsed: ipaddr.IPv4 | ipaddr.IPv6) =>
+  METADATA_BLOCKS.find((b) => b.cidr[0].kind() === parsed.kind() && parsed.match(b.cidr));
+
+/** The address the kernel would connect to: IPv4-mapped IPv6 as its IPv4 address; undefined when not an address. */
+function normalised(address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  if (!ipaddr.isValid(address)) return undefined;
+  const parsed = ipaddr.parse(hexTail(address));
+  return parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()
+    ? (parsed as ipaddr.IPv6).toIPv4Address()
+    : parsed;
+}
+
 /**
  * The special-purpose range an address belongs to, or undefined for a plain public unicast address.
  * IPv4-mapped IPv6 (`::ffff:a.b.c.d`) is judged by the IPv4 address it carries; every other form that embeds an
@@ -51,10 +80,9 @@ function hexTail(address: string): string {
  * translators we do not see.
  */
 export function specialRange(address: string): string | undefined {
-  if (!ipaddr.isValid(address)) return 'invalid';
-  let parsed = ipaddr.parse(hexTail(address));
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress())
-    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  const parsed = normalised(address);
+  if (!parsed) return 'invalid';
+  if (inMetadataBlock(parsed)) return 'metadata';
   const range = parsed.range();
   if (range !== 'unicast') return range;
   if (parsed.kind() === 'ipv6') {
@@ -70,6 +98,20 @@ export function isPrivateAddress(address: string): boolean {
   return specialRange(address) !== undefined;
 }
 
+/** What a link-local or cloud metadata address is, in words; undefined for any other address. */
+export function metadataRange(address: string): string | undefined {
+  const parsed = normalised(address);
+  if (!parsed) return undefined;
+  if (parsed.range() === 'linkLocal') return 'a link-local address (cloud metadata lives there)';
+  return inMetadataBlock(parsed)?.words;
+}
+
+/** True when `allowPrivate` may open the address: this machine or a private network, never metadata. */
+export function isOpenableAddress(address: string): boolean {
+  const range = specialRange(address);
+  return range !== undefined && OPENABLE_RANGES.has(range) && metadataRange(address) === undefined;
+}
+
 /** Why an outbound target was refused; `kind` lets a caller classify it (a DNS failure is not an attack). */
 export class OutboundTargetError extends Error {
   override name = 'OutboundTargetError';
@@ -77,6 +119,8 @@ export class OutboundTargetError extends Error {
     readonly kind: 'unresolvable' | 'special' | 'unsupported',
     /** A phrase fit for a client: what was wrong, without a trailing period. */
     readonly reason: string,
+    /** A special address that ALLOW_PRIVATE_* would open (loopback, private); false for metadata and the rest. */
+    readonly openable = false,
   ) {
     super(reason);
   }
@@ -93,21 +137,26 @@ export interface ResolvedTarget {
 
 const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443, 'ssh:': 22, 'git:': 9418 };
 
+const NEVER = 'loopback, private, link-local, metadata and other special-purpose addresses cannot be called';
+
 function describe(host: string, address: string): string {
-  const range = specialRange(address)!;
-  const words = RANGE_WORDS[range] ?? 'special-purpose';
   const parsed = ipaddr.isValid(address) ? ipaddr.parse(hexTail(address)) : undefined;
   const mapped =
     parsed?.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()
       ? ` (${(parsed as ipaddr.IPv6).toIPv4Address().toString()})`
       : '';
   const shown = `${parsed?.toString() ?? address}${mapped}`;
-  return `the host ${host} resolves to ${shown}, a ${words} address; loopback, private, link-local, metadata and other special-purpose addresses cannot be called`;
+  const metadata = metadataRange(address);
+  if (metadata)
+    return `the host ${host} resolves to ${shown}, ${metadata}; ${NEVER}, and link-local and metadata ones not even where private networks are allowed`;
+  const words = RANGE_WORDS[specialRange(address)!] ?? 'special-purpose';
+  return `the host ${host} resolves to ${shown}, a ${words} address; ${NEVER}`;
 }
 
 /**
  * Resolves a URL's host once and returns the address to connect to. Refused when any address the name resolves
- * to is special-purpose (a name can hide one among public ones), unless `allowPrivate` (tests, private setups).
+ * to is special-purpose (a name can hide one among public ones); `allowPrivate` (tests, private setups) lets
+ * loopback and private networks through, never link-local or metadata.
  */
 export async function resolveTarget(
   url: URL,
@@ -126,24 +175,31 @@ export async function resolveTarget(
     }
     if (addresses.length === 0) throw new OutboundTargetError('unresolvable', `the host ${host} does not resolve`);
   }
-  if (!opts.allowPrivate) {
-    const bad = addresses.find((a) => isPrivateAddress(a.address));
-    if (bad) throw new OutboundTargetError('special', describe(host, bad.address));
-  }
+  const bad = addresses.find(
+    (a) => isPrivateAddress(a.address) && !(opts.allowPrivate && isOpenableAddress(a.address)),
+  );
+  if (bad) throw new OutboundTargetError('special', describe(host, bad.address), isOpenableAddress(bad.address));
   const chosen = addresses[0]!;
   return { host, port, address: chosen.address, family: net.isIP(chosen.address) === 6 ? 6 : 4 };
 }
 
 /**
- * Resolves a URL's host and refuses it when any address it resolves to is special-purpose. Returns the reason, or
- * undefined when the URL may be called. A check before the fact only: whoever connects must pin with resolveTarget.
+ * Resolves a URL's host and refuses it when any address it resolves to is special-purpose (with `allowPrivate`:
+ * link-local, metadata and the other ranges resolveTarget keeps closed). Returns the reason, or undefined when the
+ * URL may be called. A check before the fact only: whoever connects must pin with resolveTarget.
  */
-export async function privateTargetReason(url: URL, opts: { lookup?: LookupAll } = {}): Promise<string | undefined> {
+export async function privateTargetReason(
+  url: URL,
+  opts: { lookup?: LookupAll; allowPrivate?: boolean } = {},
+): Promise<string | undefined> {
   try {
-    await resolveTarget(url, { allowPrivate: false, lookup: opts.lookup });
+    await resolveTarget(url, { allowPrivate: opts.allowPrivate ?? false, lookup: opts.lookup });
     return undefined;
   } catch (err) {
-    if (err instanceof OutboundTargetError) return err.reason;
-    throw err;
+    if (!(err instanceof OutboundTargetError)) throw err;
+    // Where private networks are allowed, a name this process cannot resolve is left to whoever connects, which
+    // checks again: it may be a name only the worker's or the engine's resolver knows.
+    if (opts.allowPrivate && err.kind === 'unresolvable') return undefined;
+    return err.reason;
   }
 }

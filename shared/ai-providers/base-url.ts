@@ -34,7 +34,9 @@ export async function baseUrlRefusal(
   } catch (err) {
     if (!(err instanceof OutboundTargetError)) throw err;
     if (err.kind === 'special')
-      return `${err.reason}; use the provider's public address (an operator can allow providers on private networks with ALLOW_PRIVATE_AI_PROVIDERS)`;
+      return err.openable
+        ? `${err.reason}; use the provider's public address (an operator can allow providers on private networks with ALLOW_PRIVATE_AI_PROVIDERS)`
+        : `${err.reason}; use the provider's public address`;
     return `${err.reason}; check baseUrl`;
   }
 }

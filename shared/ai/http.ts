@@ -40,7 +40,9 @@ async function checkedTarget(url: URL, opts: HttpOptions): Promise<ResolvedTarge
     if (err.kind === 'special')
       throw new AiProviderError(
         'provider_address_refused',
-        `${err.reason}; a provider on such an address needs ALLOW_PRIVATE_AI_PROVIDERS=true on this installation`,
+        err.openable
+          ? `${err.reason}; a provider on such an address needs ALLOW_PRIVATE_AI_PROVIDERS=true on this installation`
+          : err.reason,
       );
     if (err.kind === 'unresolvable') throw new AiProviderError('provider_unavailable', `${err.reason}; check baseUrl`);
     throw new AiProviderError('provider_bad_request', `${err.reason}; baseUrl must be http:// or https://`);

@@ -72,7 +72,7 @@ export async function cloneRepository(opts: CloneOptions): Promise<{ commit: str
     target = await resolveTarget(url, { allowPrivate: opts.allowPrivateHosts, lookup: opts.lookup });
   } catch (err) {
     if (!(err instanceof OutboundTargetError)) throw err;
-    const off = err.kind === 'special' ? ' (ALLOW_PRIVATE_GIT_HOSTS is off)' : '';
+    const off = err.openable ? ' (ALLOW_PRIVATE_GIT_HOSTS is off)' : '';
     throw new GitError(`refusing to clone ${opts.url}: ${err.reason}${off}`);
   }
   const pinned = target.family === 6 ? `[${target.address}]` : target.address;
@@ -100,9 +100,10 @@ export async function cloneRepository(opts: CloneOptions): Promise<{ commit: str
 
   const checkout = path.join(opts.dest, 'src');
   const args = [
-    // A redirect could lead a vetted public host to a private one; local transports are never a source.
+    // A redirect could lead a vetted host to one nobody checked (a private one, or the cloud metadata service, which
+    // no setting opens): never followed. Local transports are never a source.
     '-c',
-    `http.followRedirects=${opts.allowPrivateHosts ? 'initial' : 'false'}`,
+    'http.followRedirects=false',
     '-c',
     'protocol.file.allow=never',
     '-c',

@@ -4,20 +4,21 @@ import { DEFAULT_REGISTRY, type ImageReference, ImageReferenceError, parseImageR
 /**
  * Why the engine must not pull from `ref`'s registry, or undefined. The engine daemon contacts that host itself,
  * from the host's network: `127.0.0.1:8233/x` would reach the Temporal UI, `169.254.169.254/x` the cloud
- * metadata service. docker.io is the engine's own default and never private.
+ * metadata service. docker.io is the engine's own default and never private. `allowPrivateRegistries` opens
+ * loopback and private networks only: link-local and metadata addresses stay refused.
  */
 export async function registryRefusal(
   ref: Pick<ImageReference, 'registryHost'>,
   opts: { allowPrivateRegistries: boolean },
 ): Promise<string | undefined> {
-  if (opts.allowPrivateRegistries || ref.registryHost === DEFAULT_REGISTRY) return undefined;
+  if (ref.registryHost === DEFAULT_REGISTRY) return undefined;
   let url: URL;
   try {
     url = new URL(`https://${ref.registryHost}/`);
   } catch {
     return `the registry host ${ref.registryHost} is not a valid host name`;
   }
-  const reason = await privateTargetReason(url);
+  const reason = await privateTargetReason(url, { allowPrivate: opts.allowPrivateRegistries });
   return reason
     ? `images from the registry ${ref.registryHost} are refused: ${reason}; only public registries are allowed`
     : undefined;

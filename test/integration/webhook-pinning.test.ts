@@ -103,6 +103,27 @@ describe('webhook delivery connects where the guard looked, and reads a bounded 
     expect(inside.hits).toHaveLength(0);
   });
 
+  it('keeps metadata closed where private targets are allowed: a name that also answers 169.254.169.254 gets nothing', async () => {
+    const inside = await receiver('127.0.0.1', 0, (res) => res.end('inside'));
+    const withMetadata: LookupAll = async () => [
+      { address: '127.0.0.1', family: 4 },
+      { address: '169.254.169.254', family: 4 },
+    ];
+    const { sendAttempt } = createWebhookActivities({ store, allowPrivateTargets: true, lookup: withMetadata });
+    const r = sent(await sendAttempt(attempt(await eventFor(`http://meta.test:${inside.port}/hook`))));
+    expect(r.attempt).toMatchObject({ errorClass: 'blocked', error: expect.stringMatching(/169\.254\.169\.254/) });
+    expect(inside.hits).toHaveLength(0);
+    const direct = createWebhookActivities({ store, allowPrivateTargets: true });
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[fd00:ec2::254]/',
+      'http://100.100.100.200/',
+    ]) {
+      const refused = sent(await direct.sendAttempt(attempt(await eventFor(url))));
+      expect([url, refused.attempt.errorClass]).toEqual([url, 'blocked']);
+    }
+  });
+
   it('refuses the IPv4-compatible and documentation spellings of an address', async () => {
     const { sendAttempt } = createWebhookActivities({ store, allowPrivateTargets: false });
     for (const url of ['http://[::127.0.0.1]:9/hook', 'http://203.0.113.7/hook', 'http://[::ffff:7f00:1]:9/hook']) {

@@ -149,3 +149,99 @@ describe('resolveTarget (resolve once, connect to what was checked)', () => {
     });
   });
 });
+
+describe('allowPrivate (the ALLOW_PRIVATE_* switches): this machine and private networks, never metadata', () => {
+  it.each([
+    ['loopback', '127.0.0.1'],
+    ['IPv6 loopback', '::1'],
+    ['IPv4-mapped loopback', '::ffff:127.0.0.1'],
+    ['private', '10.1.2.3'],
+    ['private', '172.17.0.1'],
+    ['private', '192.168.1.20'],
+    ['IPv6 unique local', 'fd12:3456::1'],
+    ['CGNAT (overlay VPNs)', '100.64.0.1'],
+  ])('opens %s (%s)', async (_what, address) => {
+    const host = address.includes(':') ? `[${address}]` : address;
+    await expect(resolveTarget(new URL(`http://${host}/`), { allowPrivate: true })).resolves.toMatchObject({
+      port: 80,
+    });
+  });
+
+  it.each([
+    ['AWS, GCP, Azure, Oracle metadata (link-local)', '169.254.169.254'],
+    ['AWS ECS task metadata (link-local)', '169.254.170.2'],
+    ['Tencent metadata (link-local)', '169.254.0.23'],
+    ['any link-local IPv4', '169.254.1.1'],
+    ['IPv6 link-local', 'fe80::1'],
+    ['AWS metadata over IPv6', 'fd00:ec2::254'],
+    ['AWS DNS over IPv6', 'fd00:ec2::253'],
+    ['GCP metadata over IPv6', 'fd20:ce::254'],
+    ['Oracle metadata over IPv6', 'fd00:c1::a9fe:a9fe'],
+    ['Alibaba metadata (inside CGNAT)', '100.100.100.200'],
+    ['Azure WireServer (a public address)', '168.63.129.16'],
+    ['IPv4-mapped metadata', '::ffff:169.254.169.254'],
+    ['IPv4-mapped metadata, hex', '::ffff:a9fe:a9fe'],
+    ['NAT64 metadata', '64:ff9b::169.254.169.254'],
+    ['6to4 embedding metadata', '2002:a9fe:a9fe::1'],
+    ['SIIT-translated metadata', '::ffff:0:a9fe:a9fe'],
+    ['IPv4-compatible metadata', '::169.254.169.254'],
+    ['unspecified', '0.0.0.0'],
+    ['multicast', '224.0.0.1'],
+    ['broadcast', '255.255.255.255'],
+  ])('keeps %s (%s) closed, saying so without pointing at the switch', async (_what, address) => {
+    const host = address.includes(':') ? `[${address}]` : address;
+    const err = await resolveTarget(new URL(`http://${host}/latest/meta-data/`), { allowPrivate: true }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(OutboundTargetError);
+    expect(err).toMatchObject({ kind: 'special', openable: false });
+    expect(await privateTargetReason(new URL(`http://${host}/`), { allowPrivate: true })).toMatch(
+      /special-purpose addresses cannot be called/,
+    );
+  });
+
+  it('says why a metadata address stays closed, and points at the switch only where it would help', async () => {
+    const metadata = await resolveTarget(new URL('http://169.254.169.254/'), { allowPrivate: false }).catch(
+      (e: unknown) => e,
+    );
+    expect(metadata).toMatchObject({
+      openable: false,
+      message: expect.stringMatching(/link-local.*not even where private networks are allowed/),
+    });
+    const aws6 = await resolveTarget(new URL('http://[fd00:ec2::254]/'), { allowPrivate: true }).catch(
+      (e: unknown) => e,
+    );
+    expect(aws6).toMatchObject({ message: expect.stringMatching(/fd00:ec2::254, the AWS instance metadata/) });
+    const loopback = await resolveTarget(new URL('http://127.0.0.1/'), { allowPrivate: false }).catch(
+      (e: unknown) => e,
+    );
+    expect(loopback).toMatchObject({ kind: 'special', openable: true });
+  });
+
+  it('refuses a name when any of its addresses is metadata, even among private ones', async () => {
+    const lookup = fakeDns({
+      'dev.test': ['10.0.0.5', '169.254.169.254'],
+      'ok.test': ['10.0.0.5', '127.0.0.1'],
+      'alibaba.test': ['100.100.100.200'],
+    });
+    await expect(resolveTarget(new URL('http://dev.test/'), { allowPrivate: true, lookup })).rejects.toMatchObject({
+      message: expect.stringMatching(/169\.254\.169\.254/),
+    });
+    await expect(resolveTarget(new URL('http://alibaba.test/'), { allowPrivate: true, lookup })).rejects.toMatchObject({
+      message: expect.stringMatching(/Alibaba Cloud metadata/),
+    });
+    await expect(resolveTarget(new URL('http://ok.test/'), { allowPrivate: true, lookup })).resolves.toMatchObject({
+      address: '10.0.0.5',
+    });
+  });
+
+  it('leaves a name it cannot resolve to whoever connects, where private networks are allowed', async () => {
+    const lookup = fakeDns({});
+    expect(await privateTargetReason(new URL('https://registry.internal/'), { allowPrivate: true, lookup })).toBe(
+      undefined,
+    );
+    expect(await privateTargetReason(new URL('https://registry.internal/'), { lookup })).toBe(
+      'the host registry.internal does not resolve',
+    );
+  });
+});

@@ -48,7 +48,9 @@ export function createGitSourceCheck(deps: {
 
     /** Refused here so the caller hears at once; the worker checks again when it clones (DNS may change). */
     async repoUrl(repoUrl: string): Promise<void> {
-      const blocked = deps.config.ALLOW_PRIVATE_GIT_HOSTS ? undefined : await privateTargetReason(new URL(repoUrl));
+      const blocked = await privateTargetReason(new URL(repoUrl), {
+        allowPrivate: deps.config.ALLOW_PRIVATE_GIT_HOSTS,
+      });
       if (blocked) {
         throw new AppError('INVALID_REQUEST', `repoUrl is refused: ${blocked}. Use a publicly reachable Git host.`, {
           repoUrl,

@@ -55,8 +55,7 @@ export function createSalesService(deps: {
   async function checkTarget(url: URL) {
     if (!['http:', 'https:'].includes(url.protocol))
       throw new AppError('INVALID_REQUEST', 'The webhook URL must be http:// or https://.');
-    if (config.ALLOW_PRIVATE_WEBHOOK_TARGETS) return;
-    const reason = await privateTargetReason(url);
+    const reason = await privateTargetReason(url, { allowPrivate: config.ALLOW_PRIVATE_WEBHOOK_TARGETS });
     if (reason) throw new AppError('INVALID_REQUEST', `The webhook URL is refused: ${reason}.`);
   }
 
