@@ -17,8 +17,10 @@ export const Next = z
 export type Next = z.infer<typeof Next>;
 
 /**
- * The structuredContent of every failed call (`isError: true`): the spec's compat codes, whether retrying the same
- * call can succeed, and when. Business failures are results, never JSON-RPC errors, so an agent reads them.
+ * Every failed call (`isError: true`), as the JSON last line of its text (errors.ts): the compat code
+ * (shared/errors.ts), whether retrying the same call can succeed, and when. Business failures are results, never
+ * JSON-RPC errors, so an agent reads them; never structuredContent, which a client checks against the tool's
+ * outputSchema, the shape of its answer.
  */
 export const ToolError = z.object({
   code: z.string(),

@@ -38,6 +38,10 @@ afterAll(async () => {
   await h?.stop();
 });
 
+/**
+ * A client as an agent's host runs it: connected, then the tool list read, so the SDK's callTool checks every
+ * structuredContent against the tool's outputSchema (it checks nothing for a tool it has not listed).
+ */
 async function overHttp(token: string): Promise<Client> {
   const c = new Client({ name: 'mcp-test', version: '1.0.0' });
   await c.connect(
@@ -46,6 +50,7 @@ async function overHttp(token: string): Promise<Client> {
     }),
   );
   clients.push(c);
+  await c.listTools();
   return c;
 }
 
@@ -71,6 +76,7 @@ async function overStdio(token: string): Promise<Client> {
     }),
   );
   clients.push(c);
+  await c.listTools();
   return c;
 }
 
@@ -78,15 +84,26 @@ const TRANSPORTS = { http: overHttp, stdio: overStdio };
 
 type Structured = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
+/**
+ * One call through the SDK's callTool, as an agent reads it: a success's structuredContent, or a failure's text,
+ * whose last line is the failure as JSON (and which carries no structuredContent for the client to refuse).
+ */
 async function call(c: Client, name: string, args: Record<string, unknown> = {}) {
   const r = (await c.callTool({ name, arguments: args }, undefined, { timeout: 90_000 })) as CallToolResult;
-  return { isError: r.isError === true, s: r.structuredContent as Structured, text: JSON.stringify(r.content) };
+  const text = r.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n');
+  if (r.isError !== true) return { isError: false, s: r.structuredContent as Structured, text };
+  expect(r.structuredContent).toBeUndefined();
+  const lines = text.split('\n');
+  const s = JSON.parse(lines.at(-1)!) as Structured;
+  // The line a model reads first names the code and says what happened.
+  expect(lines[0]).toBe(`${s.code as string}: ${(s.message as string).split('\n')[0]!}`);
+  return { isError: true, s, text };
 }
 
-async function tokenWith(scopes: string[]) {
+async function tokenWith(scopes: string[], who: { orgId: string; userId: string } = owner) {
   const t = await h.identity.createToken({
-    orgId: owner.orgId,
-    userId: owner.userId,
+    orgId: who.orgId,
+    userId: who.userId,
     name: 'mcp-test',
     scopes: scopes as never,
   });
@@ -289,10 +306,110 @@ describe('MCP deployment controls, projects and sales', () => {
   });
 });
 
+describe('MCP error results, as the official client hands them to an agent', () => {
+  // Each client below has listed the tools, so callTool checks structuredContent against the tool's outputSchema: a
+  // failure must reach the agent as its result (code, message, next), never as the client's own -32602.
+  let org: { orgId: string; userId: string; token: string };
+  let c: Client;
+  let deploymentId: string;
+
+  beforeAll(async () => {
+    org = await h.newOrg();
+    c = await overHttp(org.token);
+    const deployed = await call(c, 'deploy', { image: hello, name: 'errors', port: 8080 });
+    expect(deployed.s).toMatchObject({ settled: true, deployment: { status: 'running' } });
+    deploymentId = deployed.s.deploymentId as string;
+  }, 120_000);
+
+  it('an unknown deployment: DEPLOYMENT_NOT_FOUND, and where to look instead', async () => {
+    const missing = '00000000-0000-4000-8000-000000000000';
+    const r = await call(c, 'get_deployment', { deploymentId: missing });
+    expect(r.isError).toBe(true);
+    expect(r.text.split('\n')[0]).toBe(`DEPLOYMENT_NOT_FOUND: No deployment ${missing} in this organisation.`);
+    expect(r.s).toMatchObject({
+      code: 'DEPLOYMENT_NOT_FOUND',
+      retryable: false,
+      next: { tool: 'list_deployments' },
+      details: { deploymentId: missing },
+    });
+    expect(r.s).not.toHaveProperty('retryAfterS');
+    // Another organisation's deployment reads the same, whatever the tool.
+    const stranger = await overHttp((await h.newOrg()).token);
+    for (const tool of ['get_deployment', 'stop', 'destroy_deployment'])
+      expect((await call(stranger, tool, { deploymentId })).s).toMatchObject({ code: 'DEPLOYMENT_NOT_FOUND' });
+  });
+
+  it('a refused permission: INSUFFICIENT_SCOPE naming what is missing, and whoami next', async () => {
+    // deploy is listed for this token; sending a vault secret needs secret.use on top of deployment.create.
+    const deployer = await overHttp(await tokenWith(['deployment.read', 'deployment.create'], org));
+    const r = await call(deployer, 'deploy', {
+      repoUrl: 'https://github.com/slipway-test/private.git',
+      gitTokenSecretId: 'any-secret',
+      name: 'private',
+    });
+    expect(r.isError).toBe(true);
+    expect(r.text).toMatch(/^INSUFFICIENT_SCOPE: gitTokenSecretId needs the secret\.use permission/);
+    expect(r.s).toMatchObject({
+      code: 'INSUFFICIENT_SCOPE',
+      retryable: false,
+      next: { tool: 'whoami' },
+      details: { required: 'secret.use' },
+    });
+    // A tool the token may not use at all is not listed, and called anyway it is refused the same way.
+    const reader = await overHttp(await tokenWith(['deployment.read'], org));
+    expect((await call(reader, 'stop', { deploymentId })).s).toMatchObject({
+      code: 'INSUFFICIENT_SCOPE',
+      details: { required: 'deployment.manage', missing: 'scope' },
+    });
+  });
+
+  it('a bad argument: INVALID_REQUEST naming the field', async () => {
+    const r = await call(c, 'get_deployment', { deploymentId: 'not-a-uuid' });
+    expect(r.isError).toBe(true);
+    expect(r.text).toMatch(/^INVALID_REQUEST: Invalid arguments for get_deployment:/);
+    expect(r.s).toMatchObject({
+      code: 'INVALID_REQUEST',
+      retryable: false,
+      details: { issues: [{ path: 'deploymentId' }] },
+    });
+    const unknown = await call(c, 'scale', { deploymentId, replicas: 1, size: 'large' });
+    expect(unknown.s).toMatchObject({ code: 'INVALID_REQUEST' });
+    expect(unknown.s.message).toMatch(/size/);
+  });
+
+  it('a destroy with a wrong confirm: INVALID_REQUEST, nothing destroyed, and how to get a new confirm', async () => {
+    const preview = await call(c, 'destroy_deployment', { deploymentId });
+    expect(preview.s).toMatchObject({ destroyed: false, preview: { name: 'errors' } });
+    const r = await call(c, 'destroy_deployment', { deploymentId, confirm: `${preview.s.confirm as string}x` });
+    expect(r.isError).toBe(true);
+    expect(r.text).toMatch(/^INVALID_REQUEST: The confirm token is expired, or was not issued for this deployment/);
+    expect(r.s).toMatchObject({
+      code: 'INVALID_REQUEST',
+      retryable: false,
+      next: { tool: 'destroy_deployment', arguments: { deploymentId } },
+      details: { deploymentId },
+    });
+    expect((await call(c, 'get_deployment', { deploymentId })).s.deployment.status).toBe('running');
+  });
+
+  it('every control answers in its outputSchema: stop, wait_for_command, start, wait_for_deployment, scale', async () => {
+    const stopped = await call(c, 'stop', { deploymentId, waitS: 0 });
+    expect(stopped.isError).toBe(false);
+    const commandId = stopped.s.command.id as string;
+    const waited = await call(c, 'wait_for_command', { deploymentId, commandId });
+    expect(waited.s).toMatchObject({ state: 'succeeded', status: 'stopped', command: { id: commandId } });
+    expect((await call(c, 'start', { deploymentId })).s).toMatchObject({ state: 'succeeded', status: 'running' });
+    const running = await call(c, 'wait_for_deployment', { deploymentId, until: 'running' });
+    expect(running.s).toMatchObject({ settled: true, deployment: { status: 'running' } });
+    const scaled = await call(c, 'scale', { deploymentId, replicas: 1 });
+    expect(scaled.s).toMatchObject({ state: 'succeeded', replicas: 1 });
+  });
+});
+
 describe('MCP rate limit', () => {
   it('admits 300 requests in 5 minutes per token; the 301st tools/call is an isError result with retryAfterS', async () => {
     const c = await overHttp(await tokenWith(['deployment.read']));
-    let admitted = 1; // initialize
+    let admitted = 2; // initialize, tools/list
     let refused: Awaited<ReturnType<typeof call>> | undefined;
     while (!refused && admitted <= 300) {
       const r = await call(c, 'list_deployments', { limit: 1 });
@@ -303,9 +420,13 @@ describe('MCP rate limit', () => {
     expect(refused?.s).toMatchObject({
       code: 'RATE_LIMIT_EXCEEDED',
       retryable: true,
-      next: { tool: 'list_deployments' },
+      next: { tool: 'list_deployments', arguments: { limit: 1 } },
     });
     expect(refused?.s.retryAfterS).toBeGreaterThan(0);
+    expect(refused?.s.retryAfterS).toBeLessThanOrEqual(300);
+    expect(refused?.text).toMatch(
+      /^RATE_LIMIT_EXCEEDED: Rate limit of 300 requests per 300 s reached; retry after \d+ s\./,
+    );
     // Other requests past the budget are a 429 with Retry-After.
     await expect(c.listTools()).rejects.toMatchObject({ code: 429, message: /RATE_LIMIT_EXCEEDED/ });
   });
