@@ -147,7 +147,7 @@ describe('MCP tool list', () => {
     await expect(overHttp(`svc_${'x'.repeat(43)}`)).rejects.toMatchObject({ code: 401, message: /INVALID_TOKEN/ });
   });
 
-  it('answers a bad argument with a structured INVALID_REQUEST result, not a protocol error', async () => {
+  it('answers a bad argument with an INVALID_REQUEST result, not a protocol error', async () => {
     const r = await call(await overHttp(owner.token), 'get_deployment', { deploymentId: 'not-a-uuid' });
     expect(r.isError).toBe(true);
     expect(r.s).toMatchObject({ code: 'INVALID_REQUEST', retryable: false });
