@@ -7,6 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createDeploymentStore } from '../../shared/deployments/store';
 import { type ApiResponse, client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
+import { readResult } from '../helpers/mcp';
 
 type Body = { code?: string; error?: string; message?: string; details?: Record<string, unknown> };
 
@@ -21,7 +22,7 @@ function expectWords(r: ApiResponse<Body>, budget: string) {
   expect(r.body.error ?? r.body.message).toBe(`${budget}; retry after ${retryAfter} s`);
 }
 
-/** An MCP client over HTTP, as an agent connects, and one tools/call's structured answer. */
+/** An MCP client over HTTP, as an agent connects, and one tools/call's answer as an agent reads it. */
 async function mcp(h: Harness, token: string) {
   const c = new Client({ name: 'rate-limits-test', version: '1.0.0' });
   await c.connect(
@@ -30,8 +31,7 @@ async function mcp(h: Harness, token: string) {
     }),
   );
   const call = async (name: string, args: Record<string, unknown> = {}) => {
-    const r = (await c.callTool({ name, arguments: args })) as CallToolResult;
-    return { isError: r.isError === true, s: r.structuredContent as Record<string, unknown> & Body };
+    return readResult((await c.callTool({ name, arguments: args })) as CallToolResult);
   };
   return { c, call };
 }
@@ -396,7 +396,7 @@ describe('rate limits under concurrent bursts (spec defaults)', () => {
 
       for (let i = 0; i < 11; i++) {
         const r = await deploy('first');
-        expect(r).toEqual({
+        expect({ isError: r.isError, s: r.s }).toEqual({
           isError: true,
           s: {
             code: 'DUPLICATE_REQUEST',
