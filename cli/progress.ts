@@ -1,10 +1,13 @@
-import { type DeploymentView, FINAL, type LogLine, printable } from './view';
+import { timeline } from './timeline';
+import { type DeploymentView, type LogLine, printable, type StatusEvent } from './view';
 
 /** What a follower tells the person watching; one implementation draws on a terminal, the other prints lines. */
 export interface Progress {
+  /** The deployment as read: when it was accepted, and once it has settled. */
   deployment(d: DeploymentView): void;
+  /** A status change, as it happened. */
+  event(e: StatusEvent): void;
   logs(lines: LogLine[]): void;
-  note(text: string): void;
   /** The last frame stays: marked done or failed, or, when the user stopped watching, left as it was (■). */
   stop(interrupted?: boolean): void;
 }
@@ -25,8 +28,8 @@ function phasesOf(d: DeploymentView): string[] {
  */
 export function terminalProgress(out: NodeJS.WriteStream, startedAt = Date.now()): Progress {
   let current: DeploymentView | undefined;
+  let lastEvent: string | undefined;
   let tail: string[] = [];
-  let note = '';
   let drawn = 0;
   let tick = 0;
   const width = () => Math.max(20, (out.columns || 80) - 1);
@@ -45,12 +48,10 @@ export function terminalProgress(out: NodeJS.WriteStream, startedAt = Date.now()
       return `${at > i || (at === -1 && end === 'done') ? '✔' : '○'} ${p}`;
     });
     if (failed) steps.push('✖ failed');
-    const last = d.events?.at(-1)?.message;
     return [
       `${mark} ${d.name}  ${d.status}  ${seconds(startedAt)}`,
       `  ${steps.join('  ')}`,
-      ...(last ? [`  ${printable(last).split('\n')[0]}`] : []),
-      ...(note ? [`  ${note}`] : []),
+      ...(lastEvent ? [`  ${printable(lastEvent).split('\n')[0]}`] : []),
       ...tail.map((l) => `  │ ${l}`),
     ].map(cut);
   }
@@ -75,13 +76,14 @@ export function terminalProgress(out: NodeJS.WriteStream, startedAt = Date.now()
   return {
     deployment(d) {
       current = d;
-      if (FINAL.has(d.status)) note = '';
+      lastEvent = d.events?.at(-1)?.message ?? lastEvent;
+    },
+    event(e) {
+      if (current) current = { ...current, status: e.status };
+      lastEvent = e.message;
     },
     logs(lines) {
       tail = [...tail, ...lines.map((l) => printable(l.message))].slice(-LOG_LINES);
-    },
-    note(text) {
-      note = text;
     },
     stop(interrupted) {
       clearInterval(timer);
@@ -92,25 +94,28 @@ export function terminalProgress(out: NodeJS.WriteStream, startedAt = Date.now()
   };
 }
 
-/** One line per new event and per new log line, for logs, pipes and CI: nothing is redrawn. */
+/**
+ * One line per status change and per log line, for logs, pipes and CI: nothing is redrawn, so the lines are put in
+ * the order they happened before they are printed (see timeline.ts).
+ */
 export function plainProgress(out: NodeJS.WritableStream, startedAt = Date.now()): Progress {
-  let seen = 0;
   const stamp = () => `[${seconds(startedAt).padStart(7)}]`;
+  // A status change may be held back a moment (see timeline.ts): it shows when it arrived, not when it was printed.
+  const arrived = new WeakMap<StatusEvent, string>();
+  const ordered = timeline({
+    status: (e) => out.write(`${arrived.get(e) ?? stamp()} ${e.status}: ${printable(e.message)}\n`),
+    log: (l) => out.write(`${stamp()}   | ${printable(l.message)}\n`),
+  });
   return {
-    deployment(d) {
-      const events = d.events ?? [];
-      for (const e of events.slice(seen)) out.write(`${stamp()} ${e.status}: ${printable(e.message)}\n`);
-      seen = Math.max(seen, events.length);
+    deployment() {},
+    event(e) {
+      arrived.set(e, stamp());
+      ordered.status(e);
     },
-    logs(lines) {
-      for (const l of lines) out.write(`${stamp()}   | ${printable(l.message)}\n`);
-    },
-    note(text) {
-      out.write(`${stamp()} ${text}\n`);
-    },
-    stop() {},
+    logs: (lines) => ordered.logs(lines),
+    stop: () => ordered.flush(),
   };
 }
 
 /** Nothing on screen: --json prints only its result. */
-export const silentProgress: Progress = { deployment() {}, logs() {}, note() {}, stop() {} };
+export const silentProgress: Progress = { deployment() {}, event() {}, logs() {}, stop() {} };

@@ -1,4 +1,4 @@
-/** The compat deployment body, as far as the CLI reads it (extra fields from newer servers pass through --json). */
+/** A deployment as the platform API answers it, as far as the CLI reads it (other fields pass through --json). */
 export interface DeploymentView {
   id: string;
   name: string;
@@ -8,7 +8,7 @@ export interface DeploymentView {
   url: string | null;
   envVarNames?: string[];
   createdAt: string;
-  events?: { status: string; message: string; at: string }[];
+  events?: StatusEvent[];
   error?: { code: string; phase?: string; message: string; hint?: string; exitCode?: number; lastLines?: string[] };
   revision?: number;
   replicas?: number;
@@ -26,10 +26,18 @@ export interface Release {
   envNames?: string[];
 }
 
+export interface StatusEvent {
+  status: string;
+  message: string;
+  at: string;
+}
+
 export interface LogLine {
   timestamp: string;
   stream: string;
   message: string;
+  /** The instance an app line came from. */
+  instance?: string;
 }
 
 /** A deploy has ended when its deployment is in one of these. */
@@ -50,4 +58,4 @@ export function printable(text: string): string {
   );
 }
 
-export const logKey = (l: LogLine) => `${l.timestamp}\u0000${l.stream}\u0000${l.message}`;
+export const logKey = (l: LogLine) => `${l.timestamp}\u0000${l.stream}\u0000${l.instance ?? ''}\u0000${l.message}`;

@@ -47,12 +47,15 @@ function parsePort(value: string): number {
 }
 
 interface Accepted {
-  deploymentId: string;
-  status: string;
-  statusUrl?: string;
+  deployment: DeploymentView;
+  statusUrl: string;
 }
 
-/** Sends the deploy its source asks for: an image, a Git repository, or the directory zipped and uploaded first. */
+/**
+ * Sends the deploy its source asks for: an image, a Git repository, or the directory zipped and uploaded first. The
+ * deploy itself goes to the platform API (the upload has no route there), so a person's deploys and destroys do not
+ * spend the compatibility API's writes, which scripts and agents on that API share per organisation.
+ */
 async function submit(api: Api, out: Output, o: DeployOptions): Promise<Accepted> {
   const sources = [o.image, o.dir, o.git].filter((s) => s !== undefined).length;
   if (sources !== 1) throw new CliError('give exactly one source', 'use --image REF, --dir PATH or --git URL');
@@ -64,7 +67,7 @@ async function submit(api: Api, out: Output, o: DeployOptions): Promise<Accepted
     envVars: parseEnv(o.env),
     ...(o.requestId ? { requestId: o.requestId } : {}),
   };
-  if (o.image) return unwrap((await api.post<Accepted>('/compat/deploy', { image: o.image, ...common })).body);
+  if (o.image) return unwrap((await api.post<unknown>('/platform/deployments', { image: o.image, ...common })).body);
   let uploadId: string | undefined;
   if (o.dir) {
     const packed = await packDirectory(o.dir);
@@ -82,20 +85,21 @@ async function submit(api: Api, out: Output, o: DeployOptions): Promise<Accepted
     ...(o.dockerfile ? { dockerfilePath: o.dockerfile } : {}),
     ...common,
   };
-  return unwrap((await api.post<Accepted>('/compat/deploy/source', body)).body);
+  return unwrap((await api.post<unknown>('/platform/deployments', body)).body);
 }
 
 export async function deploy(api: Api, out: Output, o: DeployOptions): Promise<void> {
   const startedAt = Date.now();
   const timeoutMs = parseTimeout(o.timeout);
   const accepted = await submit(api, out, o);
-  const id = accepted.deploymentId;
+  const id = accepted.deployment.id;
   if (!o.wait) {
-    out.result(accepted, `deployment ${id} accepted (${accepted.status})\nfollow it: slipway status ${id}`);
+    out.result(accepted, `deployment ${id} accepted (${accepted.deployment.status})\nfollow it: slipway status ${id}`);
     return;
   }
   out.info(`deployment ${id} accepted`);
   const progress = out.progress(startedAt);
+  progress.deployment(accepted.deployment);
   // Ctrl-C stops the watching, not the deployment: say so, and leave the terminal as it was (cursor shown).
   const interrupted = () => {
     progress.stop(true);

@@ -1,4 +1,4 @@
-import type { Api } from '../api';
+import { type Api, unwrap } from '../api';
 import { deploymentId, type Output } from '../output';
 import { type DeploymentView, printable } from '../view';
 
@@ -60,6 +60,6 @@ export function statusText(d: DeploymentView): string {
 }
 
 export async function status(api: Api, out: Output, id: string): Promise<void> {
-  const d = (await api.get<DeploymentView>(`/compat/deployments/${deploymentId(id)}`)).body;
+  const d = unwrap<DeploymentView>((await api.get<unknown>(`/platform/deployments/${deploymentId(id)}`)).body);
   out.result(d, statusText(d));
 }

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -98,8 +99,8 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
     await eventually(async () => ((await containersOf(id)).length === 0 ? true : undefined), 'the container to go');
     const gone = await slipway(['status', id, '--json']);
     expect(gone.code).toBe(1);
-    expect(JSON.parse(gone.stdout)).toMatchObject({ status: 404, code: 'DEPLOYMENT_NOT_FOUND' });
-    expect(gone.stderr).toContain('DEPLOYMENT_NOT_FOUND');
+    expect(JSON.parse(gone.stdout)).toEqual({ status: 404, message: `No deployment ${id} in this organisation.` });
+    expect(gone.stderr).toContain(`No deployment ${id}`);
   });
 
   it('deploy --wait --json of an app that exits: exit 1, the failed deployment as JSON, why on stderr', async () => {
@@ -186,7 +187,10 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
           timestamp: expect.any(String),
           stream: expect.any(String),
           message: expect.any(String),
+          ...((JSON.parse(line) as { instance?: string }).instance ? { instance: expect.any(String) } : {}),
         });
+      // Read on from the last line shown: the answer made here appears once, not once per overlapping read.
+      expect(followed.split('response:404').length - 1).toBe(1);
       expect((await slipway(['destroy', d.id, '--yes'])).code).toBe(0);
       expect(await ended).toBe(0);
       expect(said).toContain(`deployment ${d.id} was destroyed`);
@@ -214,18 +218,111 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
     expect((await slipway(['destroy', id, '--yes'])).code).toBe(0);
   });
 
-  it('--wait long-polls the status: the server holds a read until the app answers, and no read is refused', async () => {
+  it('--wait follows the platform event stream: one request held for the whole wait, none on the compat API', async () => {
     const from = apiLog.length;
-    const r = await slipway(['deploy', '--image', slow, '--name', 'cli-longpoll', '--wait', '--json']);
+    const r = await slipway(['deploy', '--image', slow, '--name', 'cli-stream', '--wait', '--json']);
     expect(r.code).toBe(0);
-    const reads = apiLog
+    const id = (JSON.parse(r.stdout) as { id: string }).id;
+    expect((await slipway(['destroy', id, '--yes'])).code).toBe(0);
+    const requests = apiLog
       .slice(from)
       .map((l) => JSON.parse(l) as { route?: string; method?: string; status?: number; durationMs?: number })
-      .filter((l) => l.method === 'GET' && l.route === '/compat/deployments/:id');
-    expect(reads.length).toBeGreaterThan(0);
-    expect(reads.every((l) => l.status === 200)).toBe(true);
-    // The app listens only 6 s after it starts: a read the server did not hold would answer within milliseconds.
-    expect(Math.max(...reads.map((l) => l.durationMs ?? 0))).toBeGreaterThan(1000);
-    expect((await slipway(['destroy', (JSON.parse(r.stdout) as { id: string }).id, '--yes'])).code).toBe(0);
+      .filter((l) => l.method !== undefined);
+    const streams = requests.filter((l) => l.route === '/platform/deployments/:id/events');
+    expect(streams).toHaveLength(1);
+    expect(streams[0]!.status).toBe(200);
+    // The app listens only 6 s after it starts: the stream was open while it did.
+    expect(streams[0]!.durationMs).toBeGreaterThan(1000);
+    expect(requests.filter((l) => l.route?.startsWith('/compat'))).toEqual([]);
+  });
+
+  it('deploy --dir --wait without a terminal prints each of 150 build lines once, in order, between the status changes, even over a connection that keeps dropping', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-cli-chatty-'));
+    // Cuts every event stream after 6 KB: the follower must resume where it was, several times.
+    const proxy = await cuttingProxy(new URL(h.baseUrl), 6000);
+    try {
+      // A nonce in the step, so the engine's build cache cannot replay it without output.
+      const nonce = `${process.pid}-${Date.now()}`;
+      await fs.writeFile(
+        path.join(dir, 'Dockerfile'),
+        'FROM slipway/static\n' +
+          `RUN echo ${nonce} && for i in $(seq 1 150); do printf 'build line %03d\\n' "$i"; done\n` +
+          'COPY index.html /srv/www/index.html\n',
+      );
+      await fs.writeFile(path.join(dir, 'index.html'), 'chatty\n');
+      const r = await slipway(['deploy', '--dir', dir, '--name', 'cli-chatty', '--wait'], {
+        env: { SLIPWAY_URL: proxy.url },
+      });
+      expect(r.code).toBe(0);
+
+      const lines = r.stderr.split('\n');
+      const numbered = lines.flatMap((l) => /^\[\s*\d+\.\ds\] {3}\| .*build line (\d{3})$/.exec(l)?.[1] ?? []);
+      expect(numbered.map(Number)).toEqual(Array.from({ length: 150 }, (_, i) => i + 1));
+      const statusAt = (status: string) =>
+        lines.findIndex((l) => new RegExp(`^\\[\\s*\\d+\\.\\ds\\] ${status}: `).test(l));
+      const lineAt = (n: string) => lines.findIndex((l) => l.endsWith(`build line ${n}`));
+      expect(statusAt('queued')).toBeGreaterThan(-1);
+      expect(statusAt('queued')).toBeLessThan(statusAt('building'));
+      expect(statusAt('building')).toBeLessThan(lineAt('001'));
+      expect(statusAt('deploying')).toBeGreaterThan(lineAt('150'));
+      expect(statusAt('running')).toBeGreaterThan(statusAt('deploying'));
+      // The stream was cut and resumed along the way.
+      expect(proxy.cuts()).toBeGreaterThanOrEqual(2);
+      const id = /^ID (\S+)$/m.exec(r.stdout)![1]!;
+      expect((await slipway(['destroy', id, '--yes'])).code).toBe(0);
+    } finally {
+      await proxy.close();
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   });
 });
+
+/**
+ * A TCP proxy to the api that cuts each event-stream connection after `bytes` of its answer, as a flaky network
+ * or a restarting proxy would; other requests pass untouched.
+ */
+async function cuttingProxy(target: URL, bytes: number) {
+  let cuts = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((down) => {
+    const up = net.connect(Number(target.port), target.hostname);
+    for (const s of [down, up]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+    }
+    let events = false;
+    let sent = 0;
+    down.on('data', (chunk: Buffer) => {
+      // A kept-alive connection carries one request after another: the event stream is the last it carries.
+      if (/^GET \/platform\/deployments\/[^/ ]+\/events[ ?]/.test(chunk.toString('latin1'))) {
+        events = true;
+        sent = 0;
+      }
+      up.write(chunk);
+    });
+    up.on('data', (chunk: Buffer) => {
+      if (events && sent + chunk.length > bytes) {
+        cuts++;
+        down.end(chunk.subarray(0, bytes - sent), () => down.destroy());
+        up.destroy();
+        return;
+      }
+      sent += chunk.length;
+      down.write(chunk);
+    });
+    up.on('end', () => down.end());
+    down.on('end', () => up.end());
+    up.on('error', () => down.destroy());
+    down.on('error', () => up.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    cuts: () => cuts,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

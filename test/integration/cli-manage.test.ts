@@ -67,7 +67,7 @@ describe('slipway login and rollback against the real stack', () => {
       env: { SLIPWAY_TOKEN: undefined, SLIPWAY_URL: undefined },
     });
     expect(deployed.code).toBe(0);
-    const id = (JSON.parse(deployed.stdout) as { deploymentId: string }).deploymentId;
+    const id = (JSON.parse(deployed.stdout) as { deployment: { id: string } }).deployment.id;
     const status = await slipway(['status', id, '--json'], {
       env: { SLIPWAY_TOKEN: undefined, SLIPWAY_URL: undefined },
     });
@@ -75,7 +75,8 @@ describe('slipway login and rollback against the real stack', () => {
     // SLIPWAY_TOKEN overrides the saved token.
     const overridden = await slipway(['status', id], { env: { SLIPWAY_TOKEN: 'svc_wrong' } });
     expect(overridden.code).toBe(1);
-    expect(overridden.stderr).toContain('INVALID_TOKEN');
+    expect(overridden.stderr).toMatch(/^slipway: .*access token/);
+    expect(overridden.stderr).toContain('log in again with slipway login');
     expect((await slipway(['destroy', id, '--yes'])).code).toBe(0);
   });
 
