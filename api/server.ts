@@ -7,7 +7,7 @@ import { createLogger } from '../shared/logger';
 import { logUnexpectedErrors } from '../shared/process-guard';
 import { createRedis } from '../shared/redis';
 import { createS3Client } from '../shared/s3';
-import { connectTemporal } from '../shared/temporal';
+import { connectTemporal, ensureSearchAttributes } from '../shared/temporal';
 import { buildApp } from './app';
 import { composeApi } from './compose';
 
@@ -17,6 +17,7 @@ async function main() {
   logUnexpectedErrors(log, 'api');
   const database = await connectMongo(cfg.MONGODB_URL, cfg.MONGODB_DB);
   const connection = await connectTemporal(cfg);
+  await ensureSearchAttributes(connection, cfg.TEMPORAL_NAMESPACE);
   const temporal = new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE });
   const redis = createRedis(cfg.REDIS_URL);
   const deps = await composeApi({

@@ -1,5 +1,19 @@
-/** Search attributes the workflows set, so the Temporal UI can filter by them. */
-export const SEARCH_ATTRIBUTES = { deploymentId: 'DeploymentId', orgId: 'OrgId' } as const;
+import { defineSearchAttributeKey } from '@temporalio/common';
+
+/**
+ * Search attributes of deployment workflows, so an operator filters the Temporal UI's list by them
+ * (`DeploymentStatus="failed" AND OrgId="…"`) instead of opening each `deployment/<id>`. Keywords: matched exactly.
+ * The dev server registers them by flag (scripts/stack/parts.ts), any other server at the worker's start.
+ */
+export const SEARCH_ATTRIBUTES = {
+  deploymentId: defineSearchAttributeKey('DeploymentId', 'KEYWORD'),
+  orgId: defineSearchAttributeKey('OrgId', 'KEYWORD'),
+  /** The record's status, updated by the workflow on every change; `destroyed` once its destroy has begun. */
+  status: defineSearchAttributeKey('DeploymentStatus', 'KEYWORD'),
+  name: defineSearchAttributeKey('DeploymentName', 'KEYWORD'),
+  /** Absent for a deployment of no project. */
+  projectId: defineSearchAttributeKey('ProjectId', 'KEYWORD'),
+} as const;
 
 export const deploymentWorkflowId = (deploymentId: string) => `deployment/${deploymentId}`;
 

@@ -15,6 +15,7 @@ import { createS3Client } from '../shared/s3';
 import { createSalesStore } from '../shared/sales/store';
 import { createSecretStore } from '../shared/secrets/store';
 import { createVault } from '../shared/secrets/vault';
+import { ensureSearchAttributes } from '../shared/temporal';
 import { createUploadStore } from '../shared/uploads/store';
 import { createDeploymentWorker } from './create-worker';
 import {
@@ -23,7 +24,6 @@ import {
   ensureUploadExpirySchedule,
   ensureWebhookOutboxSchedule,
 } from './schedules';
-import { ensureSearchAttributes } from './search-attributes';
 
 async function main() {
   const cfg = config();

@@ -3,10 +3,12 @@ import path from 'node:path';
 
 import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { Connection } from '@temporalio/client';
+import type { SearchAttributeType } from '@temporalio/common';
 import Docker from 'dockerode';
 import Redis from 'ioredis';
 import { MongoClient } from 'mongodb';
 
+import { SEARCH_ATTRIBUTES } from '../../shared/constants';
 import { ensureDebianPackages } from './debian';
 import { edge } from './edge';
 import { configuredPort, ensurePortsFree } from './ports';
@@ -72,6 +74,17 @@ async function partDir(ctx: PartContext, name: string): Promise<string> {
   return dir;
 }
 
+/** The dev server's spelling of each search attribute type (`--search-attribute Name=Type`). */
+const DEV_SERVER_TYPES: Record<SearchAttributeType, string> = {
+  TEXT: 'Text',
+  KEYWORD: 'Keyword',
+  INT: 'Int',
+  DOUBLE: 'Double',
+  BOOL: 'Bool',
+  DATETIME: 'Datetime',
+  KEYWORD_LIST: 'KeywordList',
+};
+
 export const temporal: Part = {
   name: 'temporal',
   async start(ctx): Promise<PartResult> {
@@ -89,8 +102,9 @@ export const temporal: Part = {
     const dir = await partDir(ctx, 'temporal');
     const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', `${grpc}`, '--http-port', `${http}`];
     args.push('--metrics-port', `${metrics}`, '--db-filename', path.join(dir, 'temporal.db'), '--log-level', 'warn');
-    // The workflows' search attributes, so the Temporal UI can filter by deployment and organisation.
-    args.push('--search-attribute', 'DeploymentId=Keyword', '--search-attribute', 'OrgId=Keyword');
+    // The workflows' search attributes, so the Temporal UI can filter by deployment, status, name, project and org.
+    for (const { name, type } of Object.values(SEARCH_ATTRIBUTES))
+      args.push('--search-attribute', `${name}=${DEV_SERVER_TYPES[type]}`);
     args.push(...(ctx.headless ? ['--headless'] : ['--ui-ip', '127.0.0.1', '--ui-port', `${ui}`]));
     ctx.progress('starting the Temporal dev server');
     const address = `127.0.0.1:${grpc}`;

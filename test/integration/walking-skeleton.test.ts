@@ -88,7 +88,12 @@ describe('walking skeleton (real Temporal dev server, FerretDB, Docker Engine)',
     expect(described.taskQueue).toBe(h.taskQueue);
     // The operator's way from a failed request to its workflow (issue 10 §8).
     expect(described.memo).toEqual({ requestId });
-    expect(described.searchAttributes).toMatchObject({ DeploymentId: [deploymentId], OrgId: [orgId] });
+    expect(described.searchAttributes).toMatchObject({
+      DeploymentId: [deploymentId],
+      OrgId: [orgId],
+      DeploymentStatus: ['running'],
+      DeploymentName: ['hello'],
+    });
     const deployed = (await workflow.fetchHistory()).events ?? [];
     const started = deployed[0]?.workflowExecutionStartedEventAttributes;
     // The input names the env variable and never carries its value (DESIGN.md §4).

@@ -8,7 +8,8 @@ export type Phase = LastFailure['phase'];
 /** lastFailure as the workflow sends it; the activity stamps its time. */
 export type FailureReport = Omit<LastFailure, 'at'>;
 
-const PHASE_WORDS: Record<Phase, string> = {
+/** What the deployment was doing when a phase failed, as the words after "while". */
+export const PHASE_WORDS: Record<Phase, string> = {
   build: 'building the source',
   pull: 'preparing the image',
   start: 'starting the container',

@@ -12,4 +12,6 @@ export const PATCHES = {
    * Commands need no patch of their own: they arrive as Updates, which no history from before them contains.
    */
   releases: 'deployment-releases',
+  /** Every status change (and the destroy) is upserted as the DeploymentStatus search attribute. */
+  visibleStatus: 'deployment-visible-status',
 } as const;

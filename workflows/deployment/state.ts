@@ -31,4 +31,8 @@ export interface EntityState {
   legacy?: boolean;
   /** The edge route exists (a stable URL); routes are published by code from after the edge router came. */
   routed?: boolean;
+  /** The last failure the record still shows (lastFailure or error), in the words the Temporal UI shows it. */
+  failure?: string;
+  /** The Temporal UI's current details of this deployment, set again by the run that resumes it. */
+  details?: string;
 }

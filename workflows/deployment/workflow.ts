@@ -14,6 +14,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 
+import { SEARCH_ATTRIBUTES } from '../../shared/constants';
 import type { DeploymentStatus } from '../../shared/deployments/types';
 import { recordStatus, removeDeployment, routeTraffic } from './activities';
 import {
@@ -38,6 +39,7 @@ import { scale, start, stop } from './lifecycle';
 import { PATCHES } from './patches';
 import { ensureReleaseRecorded, replaceRelease } from './releases';
 import type { EntityState, ReleaseRef } from './state';
+import { showDetails, showResumed, showStatus } from './visibility';
 
 export { PATCHES } from './patches';
 
@@ -67,7 +69,10 @@ function statusAfter(p: Pending, s: DeploymentStatus): DeploymentStatus {
  * runs, so nothing a deploy or command started outlives the record.
  */
 export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promise<void> {
-  upsertSearchAttributes({ DeploymentId: [input.deploymentId], OrgId: [input.orgId] });
+  upsertSearchAttributes([
+    { key: SEARCH_ATTRIBUTES.deploymentId, value: input.deploymentId },
+    { key: SEARCH_ATTRIBUTES.orgId, value: input.orgId },
+  ]);
   const state: EntityState = input.resume ?? {
     status: 'queued',
     version: input.version,
@@ -80,6 +85,7 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     state,
     record: (status, message, extra = {}) => {
       state.status = status;
+      showStatus(state, status, message, extra);
       return recordStatus({ deploymentId: input.deploymentId, version: ++state.version, status, message, ...extra });
     },
   };
@@ -115,6 +121,11 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     const why = reason?.(s);
     if (why) throw refuse(command, s, why);
   };
+  // The api started it with DeploymentStatus "queued"; the run's first status change updates it.
+  if (input.resume) showResumed(state);
+  else showDetails(state, 'queued', 'accepted; its deploy starts now');
+  const destroying = () => showStatus(state, 'destroyed', 'destroyed; removing what it held from the engine');
+
   const kept = () => input.releasesKept ?? 10;
   /** The release a rollback goes to, or why there is none. */
   const rollbackTarget = (revision?: number): ReleaseRef | string => {
@@ -184,6 +195,7 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
 
   if (!input.resume) {
     if (destroyRequested && patched(PATCHES.destroyedBeforeDeploy)) {
+      destroying();
       await removeAll();
       return;
     }
@@ -266,6 +278,7 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
 
   for (const p of queue.splice(0)) p.fail(commandFailed('The deployment was destroyed before this command ran.'));
   // The record is already hidden; remove whatever the deployment holds on the engine.
+  destroying();
   await removeAll();
   destroyed = true;
   await condition(allHandlersFinished);

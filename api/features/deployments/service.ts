@@ -4,7 +4,7 @@ import { v4 as uuidv4, v5 as uuidv5 } from 'uuid';
 
 import { createAuthz } from '../../../shared/authz/authorize';
 import type { Config } from '../../../shared/config';
-import { deploymentWorkflowId, LABELS, SEARCH_ATTRIBUTES } from '../../../shared/constants';
+import { deploymentWorkflowId, LABELS } from '../../../shared/constants';
 import { isDuplicateKey } from '../../../shared/db/mongo';
 import type { LogStore } from '../../../shared/deployments/logs-store';
 import type { DeploymentStore } from '../../../shared/deployments/store';
@@ -32,6 +32,7 @@ import { createDeploymentCommands } from './commands';
 import { createGitSourceCheck } from './git-source';
 import { providerAvailability } from './providers';
 import type { Quota } from './quota';
+import { workflowVisibility } from './visibility';
 
 /** Namespace of idempotent deployment IDs: uuidv5(orgId + ":" + requestId). */
 const REQUEST_ID_NAMESPACE = '8f1d7a52-4c1e-4f7e-9a3b-2d5c6e7f8a90';
@@ -84,7 +85,7 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
   const env = createEnvSealer(deps.config.SECRETS_KEY);
   const git = createGitSourceCheck(deps);
 
-  /** The workflow's options that say where it runs and how an operator finds it (request ID in the memo). */
+  /** The workflow's options: where it runs, how an operator finds it (visibility.ts; the request ID in the memo). */
   function workflowOptions(record: DeploymentRecord, principal: Pick<Principal, 'org'>) {
     const requestId = currentRequestId();
     return {
@@ -92,7 +93,7 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
       workflowId: deploymentWorkflowId(record._id),
       workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
       args: [workflowInput(record, principal)] as [DeploymentWorkflowInput],
-      searchAttributes: { [SEARCH_ATTRIBUTES.deploymentId]: [record._id], [SEARCH_ATTRIBUTES.orgId]: [record.orgId] },
+      ...workflowVisibility(record, principal.org),
       ...(requestId ? { memo: { requestId } } : {}),
     };
   }
