@@ -29,7 +29,8 @@ describe('deployments in the Temporal UI (real Temporal dev server, FerretDB, Do
   let crash: string;
 
   beforeAll(async () => {
-    h = await startHarness('visibility', { DEPLOY_READY_TIMEOUT_S: '30' });
+    // One command per run: the stop below continues the workflow as new, whose run must keep what the UI shows.
+    h = await startHarness('visibility', { DEPLOY_READY_TIMEOUT_S: '30', DEPLOYMENT_COMMANDS_PER_RUN: '1' });
     hello = await buildFixtureImage(h.docker, 'hello');
     crash = await buildFixtureImage(h.docker, 'crash');
     const org = await h.newOrg('pro');
@@ -55,7 +56,10 @@ describe('deployments in the Temporal UI (real Temporal dev server, FerretDB, Do
     expect(r.status).toBe(202);
     return r.body.data.deployment.id;
   };
-  /** The workflow IDs a list query answers, once it answers `expected` (visibility is eventually consistent). */
+  /**
+   * The workflows a list query answers, once it answers `expected` (visibility is eventually consistent); a
+   * workflow that continued as new is listed once per run.
+   */
   const listed = (query: string, expected: string[]) =>
     eventually(
       async () => {
@@ -88,16 +92,23 @@ describe('deployments in the Temporal UI (real Temporal dev server, FerretDB, Do
       'broken to fail',
       90_000,
     );
+    const firstRun = (await handle(paused).describe()).runId;
     const stop = await api.post<Accepted>(`/platform/deployments/${paused}/stop`);
     expect(stop.status).toBe(202);
     await settled(paused, 'stopped');
+    await eventually(
+      async () => ((await handle(paused).describe()).runId !== firstRun ? true : undefined),
+      'the stopped deployment to continue as new',
+    );
 
+    // The workflows themselves are all open ("Running" in the UI): only the attribute tells them apart.
+    const open = `OrgId="${orgId}" AND ExecutionStatus="Running"`;
+    await listed(open, [web, broken, paused].map(deploymentWorkflowId));
+    await listed(`DeploymentStatus="failed" AND ${open}`, [deploymentWorkflowId(broken)]);
+    await listed(`DeploymentStatus="running" AND ${open}`, [deploymentWorkflowId(web)]);
+    // The run that continued it: the attributes went with it.
+    await listed(`DeploymentStatus="stopped" AND ${open}`, [deploymentWorkflowId(paused)]);
     const org = `OrgId="${orgId}"`;
-    // The workflows themselves are all still open ("Running" in the UI): only the attribute tells them apart.
-    await listed(`${org} AND ExecutionStatus="Running"`, [web, broken, paused].map(deploymentWorkflowId));
-    await listed(`DeploymentStatus="failed" AND ${org}`, [deploymentWorkflowId(broken)]);
-    await listed(`DeploymentStatus="running" AND ${org}`, [deploymentWorkflowId(web)]);
-    await listed(`DeploymentStatus="stopped" AND ${org}`, [deploymentWorkflowId(paused)]);
     await listed(`DeploymentName="web" AND ${org}`, [deploymentWorkflowId(web)]);
     await listed(`ProjectId="${projectId}"`, [deploymentWorkflowId(web)]);
     await listed(`DeploymentId="${broken}"`, [deploymentWorkflowId(broken)]);
@@ -125,7 +136,12 @@ describe('deployments in the Temporal UI (real Temporal dev server, FerretDB, Do
     expect(shown).toContain('Last failure: the deploy of release 1 failed while ');
     expect(shown).toContain(failed.lastFailure!.message);
     expect(shown).toContain(failed.lastFailure!.hint!);
-    expect(await currentDetails(paused)).toMatch(/^\*\*stopped\*\*: stopped; start it again/);
+    // The run that continued it has the attributes, but no summary: its details name the app instead.
+    const continued = await handle(paused).describe();
+    expect(continued.searchAttributes).toMatchObject({ DeploymentStatus: ['stopped'], DeploymentName: ['paused'] });
+    expect(await currentDetails(paused)).toMatch(
+      /^paused of org test-visibility\n\n\*\*stopped\*\*: stopped; start it again/,
+    );
   });
 
   it('registers the attributes on a namespace that lacks them, as the api and the worker start together', async () => {
@@ -150,7 +166,11 @@ describe('deployments in the Temporal UI (real Temporal dev server, FerretDB, Do
     }
     const org = `OrgId="${orgId}"`;
     await listed(`DeploymentStatus="destroyed" AND ${org}`, [broken, web, paused].map(deploymentWorkflowId));
-    await listed(`DeploymentStatus IN ("failed", "running", "stopped") AND ${org}`, []);
+    // (The first run of the one that continued as new ended `stopped`; a closed run keeps its attributes.)
+    await listed(
+      `DeploymentStatus IN ("failed", "running", "stopped") AND ${org} AND ExecutionStatus!="ContinuedAsNew"`,
+      [],
+    );
     expect(await currentDetails(broken)).toMatch(/^\*\*destroyed\*\*/);
   });
 });

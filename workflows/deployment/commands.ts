@@ -34,6 +34,11 @@ export interface DeploymentWorkflowInput {
   releasesKept?: number;
   /** Commands one run executes before it continues as new (a fresh history); the server may suggest it sooner. */
   commandsPerRun?: number;
+  /**
+   * The app and its org, as the Temporal UI's summary of the first run says them: later runs (continue-as-new)
+   * have no summary of their own, so their current details carry it.
+   */
+  summary?: string;
   /** Set by continue-as-new: the deployment is past its first deploy and resumes waiting for commands. */
   resume?: EntityState;
 }

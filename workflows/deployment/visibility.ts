@@ -2,16 +2,17 @@ import { patched, setCurrentDetails, upsertSearchAttributes } from '@temporalio/
 
 import { SEARCH_ATTRIBUTES } from '../../shared/constants';
 import type { DeploymentStatus } from '../../shared/deployments/types';
-import type { RecordExtra } from './entity';
+import type { Entity, RecordExtra } from './entity';
 import { PHASE_WORDS } from './failures';
 import { PATCHES } from './patches';
-import type { EntityState } from './state';
 
 /**
  * What the Temporal UI lists a deployment under: the record's status, or `destroyed` once its destroy began (the
  * record is hidden by then, and a closed workflow stays listed for the namespace's retention).
  */
 export type VisibleStatus = DeploymentStatus | 'destroyed';
+
+type Shown = Pick<Entity, 'input' | 'state'>;
 
 /** The failure the record now shows, in one line; undefined when this write leaves it as it was. */
 function failureOf(extra: RecordExtra): string | null | undefined {
@@ -24,8 +25,18 @@ function failureOf(extra: RecordExtra): string | null | undefined {
   return undefined;
 }
 
-/** The current details on the workflow's page: the status and the last failure's cause (no command: never patched). */
-export function showDetails(state: EntityState, status: VisibleStatus, message: string, extra: RecordExtra = {}) {
+/**
+ * Sets the current details on the workflow's page. A run that continued the deployment as new has no summary (user
+ * metadata stays with the run the api started), so its details name the app themselves.
+ */
+function setDetails({ input, state }: Shown): void {
+  const heading = input.resume && input.summary ? `${input.summary}\n\n` : '';
+  setCurrentDetails(`${heading}${state.details ?? `**${state.status}**`}`);
+}
+
+/** The current details: the status and the last failure's cause (no command, so never behind a patch). */
+export function showDetails(e: Shown, status: VisibleStatus, message: string, extra: RecordExtra = {}): void {
+  const { state } = e;
   const failure = failureOf(extra);
   if (failure !== undefined) state.failure = failure ?? undefined;
   const shown = state.failure && status !== 'destroyed' ? state.failure : undefined;
@@ -33,7 +44,7 @@ export function showDetails(state: EntityState, status: VisibleStatus, message: 
   const lines = [shown?.includes(message) ? `**${status}**` : `**${status}**: ${message}`];
   if (shown) lines.push(`Last failure: ${shown}`);
   state.details = lines.join('\n\n');
-  setCurrentDetails(state.details);
+  setDetails(e);
 }
 
 /**
@@ -42,12 +53,10 @@ export function showDetails(state: EntityState, status: VisibleStatus, message: 
  * does) and the current details. The attribute is a command, so it waits for the patch: histories recorded before
  * it replay without one.
  */
-export function showStatus(state: EntityState, status: VisibleStatus, message: string, extra: RecordExtra = {}) {
-  showDetails(state, status, message, extra);
+export function showStatus(e: Shown, status: VisibleStatus, message: string, extra: RecordExtra = {}): void {
+  showDetails(e, status, message, extra);
   if (patched(PATCHES.visibleStatus)) upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.status, value: status }]);
 }
 
-/** The details of a run that continues a deployment: they live in the run's memory, not on the server. */
-export function showResumed(state: EntityState): void {
-  setCurrentDetails(state.details ?? `**${state.status}**`);
-}
+/** The details of a run that continues a deployment: they live in a run's memory, not on the server. */
+export const showResumed = (e: Shown): void => setDetails(e);

@@ -85,7 +85,7 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     state,
     record: (status, message, extra = {}) => {
       state.status = status;
-      showStatus(state, status, message, extra);
+      showStatus(e, status, message, extra);
       return recordStatus({ deploymentId: input.deploymentId, version: ++state.version, status, message, ...extra });
     },
   };
@@ -122,9 +122,9 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     if (why) throw refuse(command, s, why);
   };
   // The api started it with DeploymentStatus "queued"; the run's first status change updates it.
-  if (input.resume) showResumed(state);
-  else showDetails(state, 'queued', 'accepted; its deploy starts now');
-  const destroying = () => showStatus(state, 'destroyed', 'destroyed; removing what it held from the engine');
+  if (input.resume) showResumed(e);
+  else showDetails(e, 'queued', 'accepted; its deploy starts now');
+  const destroying = () => showStatus(e, 'destroyed', 'destroyed; removing what it held from the engine');
 
   const kept = () => input.releasesKept ?? 10;
   /** The release a rollback goes to, or why there is none. */

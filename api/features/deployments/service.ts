@@ -32,7 +32,7 @@ import { createDeploymentCommands } from './commands';
 import { createGitSourceCheck } from './git-source';
 import { providerAvailability } from './providers';
 import type { Quota } from './quota';
-import { workflowVisibility } from './visibility';
+import { deploymentSummary, workflowVisibility } from './visibility';
 
 /** Namespace of idempotent deployment IDs: uuidv5(orgId + ":" + requestId). */
 const REQUEST_ID_NAMESPACE = '8f1d7a52-4c1e-4f7e-9a3b-2d5c6e7f8a90';
@@ -112,6 +112,7 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
       buildTimeoutS: deps.config.BUILD_TIMEOUT_S,
       releasesKept: deps.config.RELEASES_KEPT,
       commandsPerRun: deps.config.DEPLOYMENT_COMMANDS_PER_RUN,
+      summary: deploymentSummary(record, principal.org),
       ...(record.replicas !== undefined ? { replicas: record.replicas } : {}),
       version: record.version,
     };

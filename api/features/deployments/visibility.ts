@@ -14,6 +14,10 @@ function sourceLine(source: DeploymentSource): string {
   return `uploaded archive ${code(source.uploadId)}`;
 }
 
+/** One line naming the app and its org: the workflow's summary, and its later runs' heading (commands.ts). */
+export const deploymentSummary = (record: Pick<DeploymentRecord, 'name'>, org: Pick<OrgRecord, 'name'>) =>
+  `${record.name} of org ${org.name}`;
+
 /**
  * How an operator finds a deployment in the Temporal UI, whose list would otherwise show only `deployment/<id>`:
  * search attributes to filter by (the workflow updates DeploymentStatus as it changes), and user metadata — a summary
@@ -29,7 +33,7 @@ export function workflowVisibility(record: DeploymentRecord, org: Pick<OrgRecord
   ];
   return {
     typedSearchAttributes,
-    staticSummary: `${record.name} of org ${org.name}`,
+    staticSummary: deploymentSummary(record, org),
     staticDetails: [
       `Deployment ${code(record.name)} (${code(record._id)}) of org ${code(org.name)} (${code(record.orgId)})`,
       `Project: ${record.projectId ? code(record.projectId) : 'none'}`,
