@@ -139,6 +139,12 @@ export function createBuilderGitActivities(deps: BuilderGitDeps) {
     async builderGitPush(input: PushInput): Promise<{ commit: string; pushed: boolean }> {
       const checkpoint = await deps.store.getCheckpoint(input.orgId, input.sessionId, input.checkpointId);
       if (!checkpoint) throw refused(`the checkpoint ${input.checkpointId} does not exist`);
+      // Checked again here, where the files become a working tree git runs in: a path saved under older rules (a
+      // nested .git, say) must never reach it.
+      for (const f of checkpoint.files) {
+        const problem = pathProblem(f.path);
+        if (problem) throw refused(`the session's file ${JSON.stringify(f.path)} ${problem}; delete or rename it`);
+      }
       const secret = await token(input.orgId, input.tokenSecretId, input.remoteUrl);
       const dir = await scratch();
       try {

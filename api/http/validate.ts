@@ -14,9 +14,21 @@ export type Parsed<S extends Schemas> = {
   [K in keyof S]: S[K] extends z.ZodType ? z.infer<S[K]> : never;
 };
 
+/**
+ * A union whose every option refused the value says only "Invalid input"; the option that came closest (fewest
+ * issues) says what to fix, so its issues stand for the union's, with their paths from the root.
+ */
+function closest(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return [issue];
+  const best = issue.errors.reduce((a, b) => (b.length < a.length ? b : a));
+  return best.flatMap((i) => closest({ ...i, path: [...issue.path, ...i.path] } as z.core.$ZodIssue));
+}
+
 /** zod issues as the `details` of INVALID_REQUEST: where, and what was wrong there. */
 export function issuesOf(error: z.ZodError, where: string) {
-  return error.issues.map((i) => ({ in: where, path: i.path.join('.'), message: i.message, code: i.code }));
+  return error.issues
+    .flatMap(closest)
+    .map((i) => ({ in: where, path: i.path.join('.'), message: i.message, code: i.code }));
 }
 
 /**

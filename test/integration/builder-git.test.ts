@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
+import { createBlobStore } from '../../shared/builder/files';
+import { createBuilderStore } from '../../shared/builder/store';
 import { createProjectStore } from '../../shared/projects/store';
 import { client } from '../helpers/client';
 import { type GitServer, startGitServer } from '../helpers/git-server';
@@ -38,7 +40,7 @@ describe('builder git', () => {
       updatedAt: now,
       createdBy: o.userId,
     });
-    return { api: client(h, o.token), projectId };
+    return { api: client(h, o.token), projectId, orgId: o.orgId, userId: o.userId };
   }
 
   const sorted = (files: Files) => files.map((f) => `${f.path} ${f.sha256}`).sort();
@@ -145,5 +147,38 @@ describe('builder git', () => {
       tokenSecretId: randomUUID(),
     });
     expect(badSecret.status).toBe(400);
+  });
+
+  it('refuses to push a file saved under older path rules (a nested .git), before git runs', async () => {
+    const { api, projectId, orgId, userId } = await org();
+    const id = (await api.post<Data<SessionBody>>('/platform/builder/sessions', { projectId })).body.data.id;
+    await api.call('PUT', `/platform/builder/sessions/${id}/files`, { files: [{ path: 'index.html', content: 'a' }] });
+    // Written past the api, as a session saved before the rule would hold it.
+    const store = createBuilderStore(h.db);
+    const hook = await createBlobStore({ s3: h.s3, bucket: h.config.S3_BUCKET }).put(
+      orgId,
+      Buffer.from('#!/bin/sh\necho owned\n'),
+    );
+    const head = await store.head(id);
+    await store.appendCheckpoint(head, {
+      sessionId: id,
+      orgId,
+      files: [...head!.files, { path: 'sub/.GIT/hooks/pre-commit', ...hook }],
+      createdBy: userId,
+      reason: 'save',
+    });
+    const repo = await git.addRepo(`acme/nested-${randomUUID().slice(0, 8)}`, { 'README.md': 'seed' });
+    const before = git.requests.length;
+    const r = await api.post<Data<unknown>>(`/platform/builder/sessions/${id}/git/push`, {
+      remoteUrl: repo,
+      branch: 'main',
+      message: 'nested',
+      force: true,
+    });
+    expect([r.status, r.body.message]).toEqual([
+      400,
+      expect.stringMatching(/sub\/\.GIT\/hooks\/pre-commit.*\.git segment/),
+    ]);
+    expect(git.requests.length).toBe(before);
   });
 });

@@ -96,6 +96,17 @@ describe('builder sessions', () => {
 
     for (const path of ['../x', '/etc/passwd', 'a\\b', 'a\u0001b', '.git/config'])
       expect((await save({ files: [{ path, content: 'x' }] })).status).toBe(400);
+    // .git in any letter case at any depth, and names that hide characters, each refused saying why.
+    for (const [path, why] of [
+      ['sub/.git/hooks/pre-commit', /\.git segment/],
+      ['.GIT/config', /\.git segment/],
+      ['invoice\u202Etxt.exe', /invisible character \(U\+202E\)/],
+      ['a\u200Bb.js', /invisible character \(U\+200B\)/],
+    ] as const) {
+      const r = await save({ files: [{ path, content: 'x' }] });
+      expect([path, r.status, r.body.message]).toEqual([path, 400, expect.stringMatching(why)]);
+    }
+    expect((await session(api, id)).head!.files.map((f) => f.path)).toEqual(['index.html']);
     const big = await save({
       files: [{ path: 'big.bin', content: Buffer.alloc(600 * 1024).toString('base64'), encoding: 'base64' }],
     });

@@ -8,7 +8,6 @@ import { createBuilderStore } from '../../../shared/builder/store';
 import type { Config } from '../../../shared/config';
 import { AppError } from '../../../shared/errors';
 import type { Principal } from '../../../shared/identity/service';
-import { createProjectStore } from '../../../shared/projects/store';
 import {
   BUILDER_GIT_IMPORT_WORKFLOW,
   BUILDER_GIT_PUSH_WORKFLOW,
@@ -41,7 +40,6 @@ export function createBuilderGitService(deps: {
   const { builder, temporal } = deps.ctx as { builder: FeatureContext['builder']; temporal: Client };
   const bindings = createGitBindingStore(deps.ctx.db);
   const store = createBuilderStore(deps.ctx.db);
-  const projects = createProjectStore(deps.ctx.db);
 
   async function checkSource(p: Principal, url: string, tokenSecretId: string | undefined) {
     await deps.git.repoUrl(url);
@@ -112,11 +110,9 @@ export function createBuilderGitService(deps: {
       p: Principal,
       body: { repoUrl: string; branch?: string; projectId: string; tokenSecretId?: string; title?: string },
     ): Promise<string> {
-      // Before any clone: the project must be the caller's organisation's (the session's creation checks the role).
-      if (!(await projects.get(p.org._id, body.projectId)))
-        throw new AppError('PROJECT_NOT_FOUND', `No project ${body.projectId} in this organisation.`, {
-          projectId: body.projectId,
-        });
+      // The caller's role in the project before anything else: someone who may not make a session there learns
+      // nothing from this route (not whether the project exists) and cannot make the worker resolve or clone a URL.
+      await builder.project(p, body.projectId, 'write');
       await checkSource(p, body.repoUrl, body.tokenSecretId);
       let result: GitImportResult;
       try {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import { AI_ERROR_CODES } from '../../../shared/ai/errors';
-import { pathProblem } from '../../../shared/builder/files';
+import { PATH_PATTERN, PATH_RULES_TEXT, pathProblem } from '../../../shared/builder/files';
 import {
   BUILDER_LIMITS,
   CHECKPOINT_REASONS,
@@ -16,7 +16,7 @@ const L = BUILDER_LIMITS;
 
 /** Stated once, in every route's description that takes files: the caps the store enforces. */
 export const LIMITS_TEXT =
-  `Paths are relative and /-separated (no absolute path, no . or .. segment, no backslash, no control character, nothing under .git/, at most ${L.maxPathLength} characters). ` +
+  `${PATH_RULES_TEXT}; at most ${L.maxPathLength} characters, 255 bytes per segment. ` +
   `Caps: ${L.maxFileBytes} bytes per file, ${L.maxFiles} files and ${L.maxSessionBytes} bytes per session, ${L.maxFilesPerSave} files per save, and a JSON body of at most 1 MB per request.`;
 
 const id = (what: string) => z.uuid(`a ${what} ID in UUID format`);
@@ -32,13 +32,22 @@ const model = z
   .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces, as the provider names the model');
 const title = z.string().trim().min(1).max(120);
 
+/**
+ * The pattern states the path rules in the OpenAPI document; the message is pathProblem's, naming the rule broken
+ * (and the character, for a hidden one). The segments' byte limit is the one rule only the refinement checks.
+ */
 const filePath = z
   .string()
-  .max(L.maxPathLength)
+  .max(L.maxPathLength, { error: `the path is longer than ${L.maxPathLength} characters`, abort: true })
+  .regex(PATH_PATTERN, {
+    error: (iss) => `the path ${pathProblem(String(iss.input)) ?? 'is not a valid relative path'}`,
+    abort: true,
+  })
   .superRefine((p, ctx) => {
     const problem = pathProblem(p);
     if (problem) ctx.addIssue({ code: 'custom', message: `the path ${problem}` });
-  });
+  })
+  .meta({ description: `A file of the session. ${PATH_RULES_TEXT}.` });
 
 export const SessionIdParams = z.object({ id: id('session') });
 export const ProjectSessionParams = z.object({ projectId });

@@ -149,6 +149,9 @@ export function createBuilderService(deps: {
   return {
     load,
 
+    /** Refuses a project the caller may not use so: 404 when it cannot see it (as an unknown ID), 403 when it reads. */
+    project: (p: Principal, projectId: string, need: 'read' | 'write') => access.project(p, projectId, need),
+
     message: (sessionId: string, id: string) => store.getMessage(sessionId, id),
     checkpoint: (s: Session, id: string) => store.getCheckpoint(s.orgId, s._id, id),
 
@@ -270,7 +273,9 @@ export function createBuilderService(deps: {
       const share = await store.liveShare(p.org._id, slug);
       if (!share) throw shareNotFound(slug);
       const s = await store.getSession(share.orgId, share.sessionId);
-      await access.session(p, s, share.sessionId, 'write').catch(() => {
+      await access.session(p, s, share.sessionId, 'write').catch((err: unknown) => {
+        // A session the caller cannot see reads as no share at all; one it may only read is the plain 403.
+        if (err instanceof AppError && err.code !== 'SESSION_NOT_FOUND') throw err;
         throw shareNotFound(slug);
       });
       if (!(await store.revokeShare(p.org._id, slug))) throw shareNotFound(slug);
