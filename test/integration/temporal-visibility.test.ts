@@ -128,19 +128,21 @@ describe('deployments in the Temporal UI (real Temporal dev server, FerretDB, Do
       DeploymentName: ['web'],
       ProjectId: [projectId],
     });
-    expect(await currentDetails(web)).toMatch(/^\*\*running\*\*: /);
+    expect(await currentDetails(web)).toMatch(/^\*\*running\*\*\n\n```\nanswering on port 8080\n```$/);
 
     const failed = await get(broken);
     const shown = await currentDetails(broken);
     expect(shown).toMatch(/^\*\*failed\*\*/);
-    expect(shown).toContain('Last failure: the deploy of release 1 failed while ');
-    expect(shown).toContain(failed.lastFailure!.message);
-    expect(shown).toContain(failed.lastFailure!.hint!);
+    // The app's own words (its last log lines are in the message) only inside a code block, shown literally.
+    expect(shown).toContain(
+      `Last failure: the deploy of release 1 failed while starting the container.\n\n\`\`\`\n${failed.lastFailure!.message}\n\n${failed.lastFailure!.hint}\n\`\`\``,
+    );
+    expect(shown).toContain('boom: missing DATABASE_URL');
     // The run that continued it has the attributes, but no summary: its details name the app instead.
     const continued = await handle(paused).describe();
     expect(continued.searchAttributes).toMatchObject({ DeploymentStatus: ['stopped'], DeploymentName: ['paused'] });
     expect(await currentDetails(paused)).toMatch(
-      /^paused of org test-visibility\n\n\*\*stopped\*\*: stopped; start it again/,
+      /^paused of org test-visibility\n\n\*\*stopped\*\*\n\n```\nstopped; start it again/,
     );
   });
 

@@ -14,14 +14,29 @@ export type VisibleStatus = DeploymentStatus | 'destroyed';
 
 type Shown = Pick<Entity, 'input' | 'state'>;
 
-/** The failure the record now shows, in one line; undefined when this write leaves it as it was. */
+/** Longest text of one block: a failure's message carries the app's last log lines. */
+const BLOCK_MAX_CHARS = 2000;
+
+/**
+ * Text that may hold a tenant's words (its app's output, its repository's URL) as a Markdown code block, which the
+ * UI shows literally: no link, image or HTML of theirs is rendered on an operator's screen. The fence is longer than
+ * any run of backticks inside, so nothing in the text can close it.
+ */
+export function literal(text: string): string {
+  const clipped = text.length > BLOCK_MAX_CHARS ? `${text.slice(0, BLOCK_MAX_CHARS)}…` : text;
+  const longest = Math.max(0, ...(clipped.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return `${fence}\n${clipped}\n${fence}`;
+}
+
+/** The failure the record now shows, as the details say it; undefined when this write leaves it as it was. */
 function failureOf(extra: RecordExtra): string | null | undefined {
-  const { lastFailure, error } = extra;
-  if (lastFailure)
-    return `the ${lastFailure.command} of release ${lastFailure.revision} failed while ${PHASE_WORDS[lastFailure.phase]}: ${lastFailure.message}${lastFailure.hint ? `\n${lastFailure.hint}` : ''}`;
-  if (error) return `the deploy failed while ${PHASE_WORDS[error.phase]}: ${error.message}`;
+  const { lastFailure: f, error } = extra;
+  if (f)
+    return `Last failure: the ${f.command} of release ${f.revision} failed while ${PHASE_WORDS[f.phase]}.\n\n${literal(f.hint ? `${f.message}\n\n${f.hint}` : f.message)}`;
+  if (error) return `Last failure: the deploy failed while ${PHASE_WORDS[error.phase]}.\n\n${literal(error.message)}`;
   // A write that clears the failure (the release serves again) says so with null.
-  if (lastFailure === null || error === null) return null;
+  if (f === null || error === null) return null;
   return undefined;
 }
 
@@ -40,9 +55,10 @@ export function showDetails(e: Shown, status: VisibleStatus, message: string, ex
   const failure = failureOf(extra);
   if (failure !== undefined) state.failure = failure ?? undefined;
   const shown = state.failure && status !== 'destroyed' ? state.failure : undefined;
+  const lines = [`**${status}**`];
   // A failed deploy's message is its failure's: said once.
-  const lines = [shown?.includes(message) ? `**${status}**` : `**${status}**: ${message}`];
-  if (shown) lines.push(`Last failure: ${shown}`);
+  if (!shown?.includes(message)) lines.push(literal(message));
+  if (shown) lines.push(shown);
   state.details = lines.join('\n\n');
   setDetails(e);
 }
