@@ -3,7 +3,12 @@ import type { Db } from 'mongodb';
 
 import type { Config } from '../shared/config';
 import type { LogStore } from '../shared/deployments/logs-store';
-import { announcingStatus, createStatusFeed } from '../shared/deployments/status-feed';
+import {
+  announcingDestroys,
+  announcingLogs,
+  announcingStatus,
+  createStatusFeed,
+} from '../shared/deployments/status-feed';
 import type { DeploymentStore } from '../shared/deployments/store';
 import { edgeAddressing, edgeRouterFromConfig } from '../shared/edge';
 import { instanceId } from '../shared/instance';
@@ -68,14 +73,14 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   const instance = instanceId(deps.config);
   const engine = createEngineLocal({ ...deps.engine, instance });
+  // Status changes, log lines and destroys wake the api's event streams and long-polls (`?wait=`) at once.
+  const feed = deps.redis && createStatusFeed({ redis: deps.redis, keyPrefix: deps.config.REDIS_KEY_PREFIX });
+  const logs = announcingLogs(deps.logs, feed);
   return {
     ...createDeploymentActivities({
       ...deps,
-      // Status changes wake the api's long-polls (`?wait=`) at once.
-      store: announcingStatus(
-        deps.store,
-        deps.redis && createStatusFeed({ redis: deps.redis, keyPrefix: deps.config.REDIS_KEY_PREFIX }),
-      ),
+      logs,
+      store: announcingStatus(deps.store, feed),
       releases: deps.store.releases,
       engine,
       provider: engine,
@@ -84,7 +89,7 @@ export function createActivities(deps: ActivityDeps) {
     }),
     ...createReconcileActivities({
       docker: deps.engine.docker,
-      store: deps.store,
+      store: announcingDestroys(deps.store, feed),
       env: createEnvSealer(deps.config.SECRETS_KEY),
       instance,
       graceS: deps.config.RECONCILE_GRACE_S,
@@ -102,7 +107,7 @@ export function createActivities(deps: ActivityDeps) {
       s3: deps.s3,
       uploads: deps.uploads,
       vault: deps.vault,
-      logs: deps.logs,
+      logs,
       config: deps.config,
       ...(deps.redis ? { redis: deps.redis } : {}),
     }),

@@ -75,6 +75,7 @@ export async function composeApi(c: {
   const deployments = createDeploymentService({
     store: deploymentStore,
     logs: logStore,
+    feed: statusFeed,
     uploads: uploadStore,
     vault,
     projects: projectStore,

@@ -3,7 +3,7 @@ import type { StatusFeed } from '../../../shared/deployments/status-feed';
 import type { DeploymentRecord } from '../../../shared/deployments/types';
 import { AppError } from '../../../shared/errors';
 import type { Principal } from '../../../shared/identity/service';
-import { SETTLED } from './wait';
+import { SETTLED, sharedRecord } from './wait';
 
 /**
  * Where a follower of a deployment's events is: how many status events it has seen, and the last log line's
@@ -42,7 +42,9 @@ const LOG_PAGE = 200;
 
 /**
  * A deployment's status changes and the log lines the platform writes (build, system), in order, from a cursor
- * on, until it settles. Woken by the status feed; logs have no feed, so it also looks every `recheckMs`.
+ * on, until it settles or is destroyed. It reads only when woken: by the worker's announcements of a status or of
+ * log lines, by the api's of a destroy, or by the feed's slow recheck, each shared by every follower of the
+ * deployment in this process, as are the reads a wake causes.
  */
 export function createDeploymentFollower(deps: {
   feed: Pick<StatusFeed, 'watch'>;
@@ -55,12 +57,16 @@ export function createDeploymentFollower(deps: {
     from: EventCursor,
     signal: AbortSignal,
   ): AsyncGenerator<FollowEvent> {
-    // Before anything is written: an unknown or foreign ID is a 404 in the origin's shape.
-    let record = await deps.get(principal, id);
+    // Subscribed before the first read: a destroy before it is seen by that read, one after it is announced here.
     const watch = await deps.feed.watch(id);
     const cur = { ...from };
     try {
       while (!signal.aborted) {
+        const record = await sharedRecord(watch, deps.get, principal, id);
+        if (!record) {
+          yield { type: 'destroyed', id: encodeCursor(cur), data: { deploymentId: id } };
+          return;
+        }
         for (; cur.events < record.events.length; cur.events++) {
           const e = record.events[cur.events]!;
           const next = { ...cur, events: cur.events + 1 };
@@ -70,8 +76,10 @@ export function createDeploymentFollower(deps: {
             data: { status: e.status, message: e.message, at: e.at.toISOString() },
           };
         }
+        // After the record: the lines written before it settled are all there once it says so.
         for (;;) {
-          const lines = await deps.logs.after(id, { at: cur.logAt, seq: cur.logSeq }, LOG_PAGE);
+          const after = { at: cur.logAt, seq: cur.logSeq };
+          const lines = await watch.read(`logs:${after.at}.${after.seq}`, () => deps.logs.after(id, after, LOG_PAGE));
           for (const { cursor, ...line } of lines) {
             cur.logAt = cursor.at;
             cur.logSeq = cursor.seq;
@@ -83,14 +91,7 @@ export function createDeploymentFollower(deps: {
           yield { type: 'end', id: encodeCursor(cur), data: { status: record.status } };
           return;
         }
-        await watch.changed(1000);
-        try {
-          record = await deps.get(principal, id);
-        } catch (err) {
-          if (!(err instanceof AppError && err.code === 'DEPLOYMENT_NOT_FOUND')) throw err;
-          yield { type: 'destroyed', id: encodeCursor(cur), data: { deploymentId: id } };
-          return;
-        }
+        await watch.changed(Infinity, signal);
       }
     } finally {
       watch.close();

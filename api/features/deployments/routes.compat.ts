@@ -116,8 +116,14 @@ export function compatDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
       responses: { 200: { description: 'The deployment', schema: Deployment } },
       handler: async ({ params, query }, req, res) => {
         const principal = principalOf(req);
+        const left = new AbortController();
+        res.on('close', () => left.abort());
         const record = query.wait
-          ? await ctx.waitForDeployment(principal, params.id, { until: query.wait, timeoutS: query.timeout })
+          ? await ctx.waitForDeployment(principal, params.id, {
+              until: query.wait,
+              timeoutS: query.timeout,
+              signal: left.signal,
+            })
           : await deployments.get(principal, params.id);
         // The same status, URL and releases as the platform API's read.
         res.json(deploymentView(record, await ctx.observe.releasesSummary(record)));

@@ -44,7 +44,8 @@ export function deploymentEventRoutes(ctx: FeatureContext): RouteDef[] {
         const resumeFrom = req.get('last-event-id') ?? query.lastEventId;
         const from = resumeFrom ? decodeCursor(resumeFrom) : START;
         const abort = new AbortController();
-        req.on('close', () => abort.abort());
+        // The response's close, not the request's: it is what tells that the client left mid-stream.
+        res.on('close', () => abort.abort());
         const principal = principalOf(req);
         // Before any header: an unknown or foreign ID still answers 404 in the platform shape.
         await ctx.deployments.get(principal, params.id);

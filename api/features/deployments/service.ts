@@ -7,6 +7,7 @@ import type { Config } from '../../../shared/config';
 import { deploymentWorkflowId, LABELS } from '../../../shared/constants';
 import { isDuplicateKey } from '../../../shared/db/mongo';
 import type { LogStore } from '../../../shared/deployments/logs-store';
+import type { StatusFeed } from '../../../shared/deployments/status-feed';
 import type { DeploymentStore } from '../../../shared/deployments/store';
 import {
   type DeploymentRecord,
@@ -51,6 +52,8 @@ export interface DeployInput {
 export interface DeploymentServiceDeps {
   store: DeploymentStore;
   logs: LogStore;
+  /** Tells the event streams and `?wait=` reads of a deployment that it was destroyed. */
+  feed: Pick<StatusFeed, 'publish'>;
   uploads: Pick<UploadStore, 'get'>;
   vault: Pick<Vault, 'describe'>;
   /** A deploy's projectId must name a project of the caller's organisation. */
@@ -363,6 +366,10 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
       });
       // False when a concurrent destroy hid it first: telling the workflow again changes nothing.
       await store.markDestroyed(orgId, id);
+      // Followers read nothing until told; a lost announcement leaves them to the feed's recheck.
+      await deps.feed.publish(id, 'destroyed').catch((err: unknown) => {
+        deps.log.warn({ err, deploymentId: id }, 'destroy not announced to its followers; they will see it on recheck');
+      });
       try {
         await temporal.withDeadline(Date.now() + DESTROY_SIGNAL_DEADLINE_MS, () =>
           temporal.workflow.signalWithStart('deploymentWorkflow', {

@@ -1,0 +1,257 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { type CommandStartedEvent, MongoClient } from 'mongodb';
+
+import { buildApp } from '../../api/app';
+import { composeApi } from '../../api/compose';
+import { createDeploymentFollower, type FollowEvent, START } from '../../api/features/deployments/events';
+import { createLogStore } from '../../shared/deployments/logs-store';
+import { announcingLogs, announcingStatus, createStatusFeed } from '../../shared/deployments/status-feed';
+import { createDeploymentStore } from '../../shared/deployments/store';
+import { AppError } from '../../shared/errors';
+import type { Principal } from '../../shared/identity/service';
+import { createLogger } from '../../shared/logger';
+import { createRedis, type Redis } from '../../shared/redis';
+import { client } from '../helpers/client';
+import { type Harness, startHarness } from '../helpers/harness';
+
+type Body = Record<string, unknown> & { status?: string; deploymentId?: string };
+
+/**
+ * Followers of a deployment — event streams and `?wait=` reads — read only when something happened, and a destroy
+ * is never missed, whenever it comes. No worker runs here: a deployment stays queued, nothing announces anything
+ * unless the test does, so what wakes a follower (and what it costs while idle) is exactly what the test made.
+ */
+describe('Deployment followers: woken by announcements, free while idle, never missing a destroy', () => {
+  let h: Harness;
+  /** A second api over the same services whose database reads are counted. */
+  let base: string;
+  let server: Server;
+  let mongo: MongoClient;
+  let redis: Redis;
+  const reads: CommandStartedEvent[] = [];
+
+  beforeAll(async () => {
+    h = await startHarness(
+      'deployment-followers',
+      // 100 streams and the deploys and waits beside them, from one token.
+      { RATE_LIMIT_PLATFORM_PER_15MIN: '1000', RATE_LIMIT_COMPAT_READS_PER_MIN: '1000' },
+      { worker: false },
+    );
+    mongo = await MongoClient.connect(h.config.MONGODB_URL, { monitorCommands: true });
+    mongo.on('commandStarted', (e) => {
+      const command = e.command as Record<string, unknown>;
+      const collection = e.commandName === 'getMore' ? command.collection : command[e.commandName];
+      const isRead = ['find', 'aggregate', 'count', 'getMore'].includes(e.commandName);
+      if (isRead && ['deployments', 'deployment_logs'].includes(String(collection))) reads.push(e);
+    });
+    redis = createRedis(h.config.REDIS_URL);
+    const db = mongo.db(h.config.MONGODB_DB);
+    const app = buildApp(
+      await composeApi({
+        config: h.config,
+        log: createLogger('test', 'silent'),
+        database: { client: mongo, db, close: () => mongo.close() },
+        redis,
+        temporal: h.temporal,
+        docker: h.docker,
+        s3: h.s3,
+      }),
+    );
+    server = await new Promise((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server?.close(resolve));
+    await mongo?.close();
+    await redis?.quit();
+    await h?.stop();
+  });
+
+  const channel = (id: string) => `${h.config.REDIS_KEY_PREFIX}deployment-status:${id}`;
+  const subscribers = async (id: string) => Number(((await h.redis.pubsub('NUMSUB', channel(id))) as unknown[])[1]);
+
+  async function setUp(deployments: number) {
+    const org = await h.newOrg();
+    const api = client({ ...h, baseUrl: base }, org.token);
+    const ids: string[] = [];
+    for (let i = 0; i < deployments; i++) {
+      const r = await api.post<Body>('/compat/deploy', { image: 'busybox:latest', name: `idle-${i}`, port: 8080 });
+      expect(r.status).toBe(202);
+      ids.push(String(r.body.deploymentId));
+    }
+    return { org, api, ids, principal: await h.identity.authenticate(org.token) };
+  }
+
+  /** An open event stream, read as an EventSource would; `next(type)` waits for the next event of that type. */
+  async function open(token: string, id: string) {
+    const res = await fetch(`${base}/platform/deployments/${id}/events`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(res.status).toBe(200);
+    const events: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (e) => events.push(e) });
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let ended = false;
+    return {
+      events,
+      async next(type: string, after = 0): Promise<EventSourceMessage> {
+        for (;;) {
+          const found = events.slice(after).find((e) => e.event === type);
+          if (found) return found;
+          if (ended) throw new Error(`the stream ended without a ${type} event: ${JSON.stringify(events)}`);
+          const { done, value } = await reader.read();
+          if (done) ended = true;
+          else parser.feed(value);
+        }
+      },
+      close: () => reader.cancel(),
+    };
+  }
+
+  /** Fails with `what` if `p` has not settled in `ms`: a follower no announcement woke would otherwise hang. */
+  async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(what)), ms);
+    });
+    try {
+      return await Promise.race([p, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The deployment as the service reads it: the organisation's, and not destroyed. */
+  async function read(principal: Principal, id: string) {
+    const record = await createDeploymentStore(h.db).get(principal.org._id, id);
+    if (!record) throw new AppError('DEPLOYMENT_NOT_FOUND', `No deployment ${id} in this organisation.`);
+    return record;
+  }
+
+  /**
+   * A follower as the events route builds it, over the real stores and a real feed whose recheck never comes
+   * within the test: only its reads and the announcements can end it.
+   */
+  const follower = (get: typeof read) =>
+    createDeploymentFollower({
+      feed: createStatusFeed({ redis: h.redis, keyPrefix: h.config.REDIS_KEY_PREFIX, recheckMs: 3_600_000 }),
+      logs: createLogStore(h.db),
+      get,
+    });
+
+  async function collect(events: AsyncGenerator<FollowEvent>): Promise<FollowEvent[]> {
+    const all: FollowEvent[] = [];
+    for await (const e of events) all.push(e);
+    return all;
+  }
+
+  it('ends a stream with `destroyed` when the destroy came between its 404 check and its first read', async () => {
+    const { api, ids, principal } = await setUp(1);
+    const id = ids[0]!;
+    let first = true;
+    // The route's own 404 check has passed; the destroy lands before the follower's first read.
+    const follow = follower(async (principal, id) => {
+      if (first) {
+        first = false;
+        expect((await api.del(`/compat/deployments/${id}`)).status).toBe(204);
+      }
+      return read(principal, id);
+    });
+    const events = await within(
+      collect(follow(principal, id, START, new AbortController().signal)),
+      30_000,
+      'the follower never ended after the destroy',
+    );
+    expect(events.map((e) => e.type)).toEqual(['destroyed']);
+  });
+
+  it('wakes a stream whose first read was answered before a destroy announced while it was on its way', async () => {
+    const { api, ids, principal } = await setUp(1);
+    const id = ids[0]!;
+    let first = true;
+    // The first read's answer is the record before the destroy; the destroy's announcement comes meanwhile.
+    const follow = follower(async (principal, id) => {
+      const record = await read(principal, id);
+      if (first) {
+        first = false;
+        expect((await api.del(`/compat/deployments/${id}`)).status).toBe(204);
+      }
+      return record;
+    });
+    const events = await within(
+      collect(follow(principal, id, START, new AbortController().signal)),
+      30_000,
+      'the follower missed the destroy announced between its subscription and its first read',
+    );
+    expect(events.map((e) => e.type)).toEqual(['status', 'destroyed']);
+  });
+
+  it('holds 100 streams and 20 waits on one token with no database read while idle and one subscription per deployment', async () => {
+    const { org, api, ids } = await setUp(4);
+    const streams = await Promise.all(Array.from({ length: 100 }, (_, i) => open(org.token, ids[i % ids.length]!)));
+    await Promise.all(streams.map((s) => s.next('status')));
+    const waits = Array.from({ length: 20 }, () =>
+      api.get<Body>(`/compat/deployments/${ids[3]}?wait=running&timeout=60`),
+    );
+    // Every stream has sent its history and every wait made its first read; then nothing happens.
+    await new Promise((r) => setTimeout(r, 1_000));
+    reads.length = 0;
+    await new Promise((r) => setTimeout(r, 4_000));
+    const idle = reads.length;
+    const subscriptions = await Promise.all(ids.map(subscribers));
+
+    // A status change the worker writes and announces: that deployment's 25 streams and 20 waits share its reads.
+    const feed = createStatusFeed({ redis: h.redis, keyPrefix: h.config.REDIS_KEY_PREFIX });
+    const store = announcingStatus(createDeploymentStore(h.db), feed);
+    const logs = announcingLogs(createLogStore(h.db), feed);
+    reads.length = 0;
+    await logs.append(ids[3]!, 'system', ['pulling busybox:latest']);
+    await store.recordStatus({ deploymentId: ids[3]!, version: 50, status: 'running', message: 'serving' });
+    const ofFourth = streams.filter((_, i) => i % ids.length === 3);
+    await Promise.all(ofFourth.map((s) => s.next('end')));
+    const answered = await Promise.all(waits);
+    const woken = reads.filter((e) => e.command.find === 'deployments').length;
+
+    // Closed by their clients, the streams let go of their subscriptions.
+    await Promise.all(streams.map((s) => s.close()));
+    for (let i = 0; (await Promise.all(ids.map(subscribers))).some((n) => n > 0) && i < 100; i++)
+      await new Promise((r) => setTimeout(r, 100));
+
+    // At most one shared recheck per deployment may fall in the window (two reads: its record and its log).
+    expect(idle).toBeLessThanOrEqual(2 * ids.length);
+    expect(subscriptions).toEqual([1, 1, 1, 1]);
+    expect(ofFourth.every((s) => s.events.some((e) => e.event === 'log' && e.data.includes('pulling')))).toBe(true);
+    expect(answered.map((r) => [r.status, r.body.status])).toEqual(answered.map(() => [200, 'running']));
+    // One shared read per wake (the log line's, the status's), not one per stream or wait; a recheck may add one.
+    expect(woken).toBeLessThanOrEqual(3);
+    expect(await Promise.all(ids.map(subscribers))).toEqual([0, 0, 0, 0]);
+  });
+
+  it('tells idle streams and waits of a destroy at once, each deployment’s followers sharing one read', async () => {
+    const { org, api, ids } = await setUp(2);
+    const streams = await Promise.all(Array.from({ length: 10 }, (_, i) => open(org.token, ids[i % 2]!)));
+    await Promise.all(streams.map((s) => s.next('status')));
+    const waiting = api.get<Body>(`/compat/deployments/${ids[0]}?wait=running&timeout=60`);
+    await new Promise((r) => setTimeout(r, 500));
+    reads.length = 0;
+    // Through the other api process: the announcement crosses processes by Redis.
+    expect((await client(h, org.token).del(`/compat/deployments/${ids[0]}`)).status).toBe(204);
+    const gone = streams.filter((_, i) => i % 2 === 0);
+    await within(
+      Promise.all(gone.map((s) => s.next('destroyed'))),
+      30_000,
+      'a stream missed the destroy another api process announced',
+    );
+    expect((await waiting).status).toBe(404);
+    // One shared read of the record for the five streams and the wait, and the wait's own 404; a recheck may add one.
+    expect(reads.filter((e) => e.command.find === 'deployments').length).toBeLessThanOrEqual(3);
+    // The other deployment's streams are still open and were not woken.
+    expect(streams.filter((_, i) => i % 2 === 1).every((s) => s.events.every((e) => e.event === 'status'))).toBe(true);
+    await Promise.all(streams.map((s) => s.close()));
+  });
+});
