@@ -130,7 +130,15 @@ export function createDeploymentStore(db: Db) {
           },
         ),
       );
-      return result.modifiedCount === 1;
+      if (result.modifiedCount !== 1) return false;
+      // FerretDB writes the whole document back: a destroy's hide written between this update's read and its write
+      // is lost, and the deployment would read as live (followers never told) until the reconciler. Its intent is an
+      // insert, written before the hide, so it is there by now: hide again from it.
+      const destroying = await guard('deployments.destroyIntentOf', () =>
+        intents.findOne({ _id: change.deploymentId }, { projection: { _id: 1 } }),
+      );
+      if (destroying) await markDestroyedById(change.deploymentId);
+      return true;
     },
 
     /**

@@ -157,6 +157,45 @@ describe('destroy races: nothing outlives a destroy', () => {
     await h.temporal.workflow.getHandle(`deployment/${id}`).result();
     expect(await containersOf(id)).toHaveLength(0);
   });
+
+  it('a status write racing the hide of a destroy does not bring the deployment back', async () => {
+    const { orgId, userId } = await h.newOrg();
+    const store = createDeploymentStore(h.db);
+    // The api's destroy (intent, then hide) while the worker writes a status, each pair at once. FerretDB updates
+    // are read, modify, write of the whole document: without a repair, most hides are lost to the status write.
+    const ids = await Promise.all(
+      Array.from({ length: 30 }, async (_, i) => {
+        const id = randomUUID();
+        const at = new Date();
+        await store.insert({
+          _id: id,
+          orgId,
+          createdBy: userId,
+          origin: 'compat',
+          name: `raced-${i}`,
+          provider: 'engine_local',
+          source: { type: 'image', image },
+          port: 8080,
+          revision: 1,
+          status: 'queued',
+          version: 1,
+          events: [{ status: 'queued', message: 'accepted', at }],
+          createdAt: at,
+          updatedAt: at,
+        });
+        return id;
+      }),
+    );
+    for (const id of ids)
+      await Promise.all([
+        store
+          .recordDestroyIntent({ _id: id, orgId, requestedBy: userId, requestedAt: new Date() })
+          .then(() => store.markDestroyed(orgId, id)),
+        store.recordStatus({ deploymentId: id, version: 2, status: 'deploying', message: 'starting' }),
+      ]);
+    const visible = (await Promise.all(ids.map((id) => store.get(orgId, id)))).filter(Boolean);
+    expect(visible.map((d) => d!._id)).toEqual([]);
+  });
 });
 
 // A destroy that cancels startContainer before the engine has made the container.
