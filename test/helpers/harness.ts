@@ -178,6 +178,8 @@ export async function startHarness(
       return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
     },
     async stop() {
+      // An event stream or long-poll a failed test left open would keep its server from ever closing.
+      for (const s of [...extraServers, server]) s.closeAllConnections();
       for (const s of extraServers) await new Promise((resolve) => s.close(resolve));
       await new Promise((resolve) => server.close(resolve));
       worker?.shutdown();

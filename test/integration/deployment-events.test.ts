@@ -16,8 +16,17 @@ describe('GET /platform/deployments/{id}/events: a deployment followed as Server
   });
   afterAll(() => h?.stop());
 
-  /** Reads the stream to its end (or `stopAfter` events), as an EventSource would. */
-  async function follow(token: string, id: string, lastEventId?: string, stopAfter = Infinity) {
+  /**
+   * Reads the stream to its end (or `stopAfter` events), as an EventSource would; `afterFirst` runs once the first
+   * event is in (the stream is then following).
+   */
+  async function follow(
+    token: string,
+    id: string,
+    lastEventId?: string,
+    stopAfter = Infinity,
+    afterFirst?: () => Promise<void>,
+  ) {
     const res = await fetch(`${h.baseUrl}/platform/deployments/${id}/events`, {
       headers: { authorization: `Bearer ${token}`, ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
     });
@@ -29,7 +38,9 @@ describe('GET /platform/deployments/{id}/events: a deployment followed as Server
     while (events.length < stopAfter) {
       const { done, value } = await reader.read();
       if (done) break;
+      const before = events.length;
       parser.feed(value);
+      if (before === 0 && events.length > 0) await afterFirst?.();
     }
     await reader.cancel();
     return { status: res.status, body: {}, events };
@@ -67,10 +78,12 @@ describe('GET /platform/deployments/{id}/events: a deployment followed as Server
     const id = String(
       (await api.post<Body>('/compat/deploy', { image: slow, name: 'gone', port: 8080 })).body.deploymentId,
     );
-    const following = follow(org.token, id);
-    await new Promise((r) => setTimeout(r, 500));
-    expect((await api.del(`/compat/deployments/${id}`)).status).toBe(204);
-    const { events } = await following;
+    // Destroyed once the stream is following (it has sent the history it read): never before its own 404 check.
+    let destroyed = 0;
+    const { events } = await follow(org.token, id, undefined, Infinity, async () => {
+      destroyed = (await api.del(`/compat/deployments/${id}`)).status;
+    });
+    expect(destroyed).toBe(204);
     // The destroy may overtake the start, or come after the app answered: the stream ends either way.
     expect(['destroyed', 'end']).toContain(events.at(-1)!.event);
   });

@@ -66,6 +66,8 @@ describe('Deployment followers: woken by announcements, free while idle, never m
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   afterAll(async () => {
+    // Streams a failed test left open would keep the server from closing.
+    server?.closeAllConnections();
     await new Promise((resolve) => server?.close(resolve));
     await mongo?.close();
     await redis?.quit();
@@ -202,8 +204,9 @@ describe('Deployment followers: woken by announcements, free while idle, never m
     await new Promise((r) => setTimeout(r, 1_000));
     reads.length = 0;
     await new Promise((r) => setTimeout(r, 4_000));
-    const idle = reads.length;
-    const subscriptions = await Promise.all(ids.map(subscribers));
+    // At most one shared recheck per deployment may fall in the window (two reads: its record and its log).
+    expect(reads.length).toBeLessThanOrEqual(2 * ids.length);
+    expect(await Promise.all(ids.map(subscribers))).toEqual([1, 1, 1, 1]);
 
     // A status change the worker writes and announces: that deployment's 25 streams and 20 waits share its reads.
     const feed = createStatusFeed({ redis: h.redis, keyPrefix: h.config.REDIS_KEY_PREFIX });
@@ -222,12 +225,10 @@ describe('Deployment followers: woken by announcements, free while idle, never m
     for (let i = 0; (await Promise.all(ids.map(subscribers))).some((n) => n > 0) && i < 100; i++)
       await new Promise((r) => setTimeout(r, 100));
 
-    // At most one shared recheck per deployment may fall in the window (two reads: its record and its log).
-    expect(idle).toBeLessThanOrEqual(2 * ids.length);
-    expect(subscriptions).toEqual([1, 1, 1, 1]);
     expect(ofFourth.every((s) => s.events.some((e) => e.event === 'log' && e.data.includes('pulling')))).toBe(true);
     expect(answered.map((r) => [r.status, r.body.status])).toEqual(answered.map(() => [200, 'running']));
     // One shared read per wake (the log line's, the status's), not one per stream or wait; a recheck may add one.
+    expect(woken).toBeGreaterThanOrEqual(1);
     expect(woken).toBeLessThanOrEqual(3);
     expect(await Promise.all(ids.map(subscribers))).toEqual([0, 0, 0, 0]);
   });
