@@ -39,8 +39,15 @@ async function main() {
       ],
     });
     await call('PUT', `/builder/sessions/${sid}/sandbox`, { runtime: 'static' });
-    type Sync = { sync: { action: string; copied: number; error: string | null }; sandbox: { previewUrl: string } };
-    const first = await call<Sync>('POST', `/builder/sessions/${sid}/sandbox/sync`, {});
+    type Sync = { action: string; copied: number; error: string | null };
+    type Progress = { state: 'running' | 'ended'; url: string; sync: Sync | null; sandbox: { previewUrl: string } };
+    // A sync answers within a few seconds; one still running (202) is followed at its url until it has ended.
+    const syncNow = async () => {
+      let r = await call<Progress>('POST', `/builder/sessions/${sid}/sandbox/sync`, {});
+      while (r.state === 'running') r = await call<Progress>('GET', r.url.replace(/^\/platform/, ''));
+      return { ...r, sync: r.sync! };
+    };
+    const first = await syncNow();
     const host = new URL(first.sandbox.previewUrl).host.split(':')[0]!;
     const edge = `http://127.0.0.1:${(svc.env as Record<string, string | undefined>).EDGE_PORT}/`;
     const serves = async (text: string) => {
@@ -60,7 +67,7 @@ async function main() {
         const t0 = performance.now();
         await before?.(i);
         await call('PUT', `/builder/sessions/${sid}/files`, { files: [{ path: 'index.html', content: nonce }] });
-        const r = await call<Sync>('POST', `/builder/sessions/${sid}/sandbox/sync`, {});
+        const r = await syncNow();
         if (r.sync.error) throw new Error(r.sync.error);
         actions.add(`${r.sync.action} (${r.sync.copied} files)`);
         await serves(nonce);

@@ -72,7 +72,12 @@ const schema = z.object({
   // instance on a schedule into deployment_metrics, and a sweep deletes samples past the retention (no TTL index on
   // the embedded store).
   METRICS_SAMPLE_S: z.coerce.number().int().min(1).max(3600).default(15),
-  METRICS_RETENTION_H: z.coerce.number().int().min(1).max(24 * 90).default(24),
+  METRICS_RETENTION_H: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 90)
+    .default(24),
   METRICS_SWEEP_S: z.coerce.number().int().min(1).default(600),
 
   // Edge router (DESIGN.md §12, shared/edge): Caddy driven through its admin API; deployments' stable URLs are
@@ -212,6 +217,11 @@ const schema = z.object({
   SANDBOX_READY_TIMEOUT_S: z.coerce.number().int().min(1).max(3600).default(60),
   /** Bound of one dependency install (npm install, pip install -r requirements.txt) in a sandbox. */
   SANDBOX_INSTALL_TIMEOUT_S: z.coerce.number().int().min(1).max(3600).default(300),
+  /**
+   * How long a sync request (and each follow-up read of it) waits for the sync to end before answering 202 with
+   * where to follow it: a new container or an install takes longer than an HTTP client should hang.
+   */
+  SANDBOX_SYNC_WAIT_S: z.coerce.number().int().min(1).max(60).default(5),
 });
 
 /** The key's bytes when `value` is 32 bytes in base64 or hex, else undefined. */

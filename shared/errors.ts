@@ -56,6 +56,8 @@ const CODES = {
   SHARE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   CHECKPOINT_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   TURN_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  /** A sandbox sync ID the session's sandbox workflow does not know (never started, or from a run it continued). */
+  SYNC_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
 } as const satisfies Record<string, { status: number; compat: CompatCode }>;
 
 export type ErrorCode = keyof typeof CODES;

@@ -23,6 +23,27 @@ interface SyncBody {
   sync: { status: string; action: string; copied: number; deleted: number; containerId: string; error: string | null };
   sandbox: SandboxBody;
 }
+/** What the sync route and its follow-up answer: the sync running (202, then GET url) or ended. */
+interface Progress {
+  id: string;
+  state: 'running' | 'ended';
+  url: string;
+  sync: SyncBody['sync'] | null;
+  sandbox: SandboxBody;
+}
+
+/** POST …/sandbox/sync, then GET its url while it runs: the ended sync, however long it took. */
+async function syncToEnd(api: ReturnType<typeof client>, id: string): Promise<Progress & SyncBody> {
+  const r = await api.post<Data<Progress>>(`/platform/builder/sessions/${id}/sandbox/sync`, {});
+  expect([r.status, r.body.message]).toEqual([r.body.data?.state === 'running' ? 202 : 200, undefined]);
+  let progress = r.body.data;
+  while (progress.state === 'running') {
+    const next = await api.get<Data<Progress>>(progress.url);
+    expect([next.status, next.body.data.id]).toEqual([200, r.body.data.id]);
+    progress = next.body.data;
+  }
+  return progress as Progress & SyncBody;
+}
 
 /** The live preview of builder sessions on the real stack: engine, edge router, Temporal, S3, FerretDB. */
 describe('builder sandbox', () => {
@@ -71,9 +92,9 @@ describe('builder sandbox', () => {
     return r.body.data.checkpoint.id;
   };
   const sync = async (api: ReturnType<typeof client>, id: string) => {
-    const r = await api.post<Data<SyncBody>>(`/platform/builder/sessions/${id}/sandbox/sync`, {});
-    expect([r.status, r.body.message, r.body.data?.sync.error]).toEqual([200, undefined, null]);
-    return r.body.data;
+    const ended = await syncToEnd(api, id);
+    expect(ended.sync.error).toBeNull();
+    return ended;
   };
   const preview = (url: string) => edgeGet(url, { agent });
 
@@ -222,12 +243,43 @@ describe('builder sandbox', () => {
       runtime: 'static',
     });
     const post = await other.post<Data<unknown>>(`/platform/builder/sessions/${id}/sandbox/sync`, {});
-    expect([put.status, post.status]).toEqual([404, 404]);
+    const follow = await other.get<Data<unknown>>(`/platform/builder/sessions/${id}/sandbox/syncs/${randomUUID()}`);
+    expect([put.status, post.status, follow.status]).toEqual([404, 404, 404]);
     expect(await createSandboxStore(h.db).get((await h.newOrg()).orgId, id)).toBeUndefined();
     // Nor did the other org's attempt configure anything for the session's own org.
     const own = await api.post<Data<unknown>>(`/platform/builder/sessions/${id}/sandbox/sync`, {});
     expect(own.status).toBe(400);
   });
+
+  it('answers a sync that outlasts the wait with 202 and a url that follows it to its end', async () => {
+    const { api, id } = await newSession();
+    await save(api, id, { 'server.js': '// never listens' });
+    // An app that never answers: the sync cannot end before SANDBOX_READY_TIMEOUT_S (60 s), far past the wait (5 s).
+    await api.call('PUT', `/platform/builder/sessions/${id}/sandbox`, { runtime: 'node', startCommand: 'sleep 600' });
+    const started = await api.post<Data<Progress>>(`/platform/builder/sessions/${id}/sandbox/sync`, {});
+    expect(started.status).toBe(202);
+    const syncId = started.body.data.id;
+    expect(started.body.data).toMatchObject({
+      state: 'running',
+      url: `/platform/builder/sessions/${id}/sandbox/syncs/${syncId}`,
+      sync: null,
+      sandbox: { inSync: false },
+    });
+    // Followed: running while the app is given its time, then ended with why it failed.
+    let progress = started.body.data;
+    while (progress.state === 'running') {
+      const next = await api.get<Data<Progress>>(progress.url);
+      expect([next.status, next.body.data.id]).toEqual([200, syncId]);
+      progress = next.body.data;
+    }
+    expect(progress.sync).toMatchObject({ status: 'failed', error: expect.stringMatching(/did not answer HTTP/) });
+    expect(progress.sandbox).toMatchObject({ status: 'failed', inSync: false });
+    // The same sync reads the same once ended; a sync it never made is 404 with what to do.
+    const again = await api.get<Data<Progress>>(progress.url);
+    expect(again.body.data).toMatchObject({ id: syncId, state: 'ended', sync: { status: 'failed' } });
+    const unknown = await api.get<Data<unknown>>(`/platform/builder/sessions/${id}/sandbox/syncs/${randomUUID()}`);
+    expect([unknown.status, unknown.body.message]).toEqual([404, expect.stringContaining('POST')]);
+  }, 240_000);
 
   it('stops an idle sandbox and brings it back on the next sync', async () => {
     const idle = await startHarness('builder-sandbox-idle', {
@@ -253,7 +305,7 @@ describe('builder sandbox', () => {
         files: [{ path: 'index.html', content: 'back' }],
       });
       await api.call('PUT', `/platform/builder/sessions/${id}/sandbox`, { runtime: 'static' });
-      const first = (await api.post<Data<SyncBody>>(`/platform/builder/sessions/${id}/sandbox/sync`, {})).body.data;
+      const first = await syncToEnd(api, id);
       expect(first.sandbox.inSync).toBe(true);
       const store = createSandboxStore(idle.db);
       await eventually(
@@ -262,7 +314,7 @@ describe('builder sandbox', () => {
       );
       expect((await idle.docker.getContainer(first.sync.containerId).inspect()).State.Running).toBe(false);
 
-      const back = (await api.post<Data<SyncBody>>(`/platform/builder/sessions/${id}/sandbox/sync`, {})).body.data;
+      const back = await syncToEnd(api, id);
       expect(back.sync).toMatchObject({ status: 'running', action: 'recreate' });
       expect(back.sandbox.inSync).toBe(true);
       expect(await preview(back.sandbox.previewUrl)).toMatchObject({ status: 200, body: 'back' });

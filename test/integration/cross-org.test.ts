@@ -166,6 +166,8 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       '/platform/builder/sessions': sessionId,
       // No turn was run: B is refused on the session before the turn is looked up.
       '/platform/builder/sessions/{id}/turns': randomUUID(),
+      // No sync was asked for either: B is refused on the session first.
+      '/platform/builder/sessions/{id}/sandbox/syncs': randomUUID(),
       '/platform/builder/shares': slug,
       '/platform/builder/projects': builderProjectId,
       '/platform/projects': projectId,

@@ -104,6 +104,7 @@ describe('OpenAPI document', () => {
         'GET /platform/builder/sessions/{id}/turns/{turnId}/events',
         'PUT /platform/builder/sessions/{id}/sandbox',
         'POST /platform/builder/sessions/{id}/sandbox/sync',
+        'GET /platform/builder/sessions/{id}/sandbox/syncs/{syncId}',
         'GET /platform/builder/sessions/{id}/git',
         'POST /platform/builder/sessions/{id}/git/push',
         'POST /platform/builder/import/git',

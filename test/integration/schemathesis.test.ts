@@ -60,11 +60,6 @@ describe('schemathesis against the OpenAPI document', () => {
       `Authorization: Bearer ${credential}`,
       '--include-path-regex',
       include,
-      // Known and left open: a sandbox sync answers only once the container serves, and a configuration the fuzzer
-      // makes (an install or start that never finishes) keeps the request past any client timeout. The route is
-      // covered by builder-sandbox.test.ts; bounding its wait (202 and follow) is the fix still to make.
-      '--exclude-path-regex',
-      'sandbox/sync$',
       '--checks',
       // positive_data_acceptance is left out: many refusals are facts no schema holds (a repoUrl that does not
       // resolve, bytes that are not a zip, a sale already refunded).

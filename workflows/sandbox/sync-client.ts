@@ -13,6 +13,8 @@ export async function syncSession(
   temporal: Client,
   config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'SANDBOX_IDLE_S'>,
   req: { sessionId: string; orgId: string; checkpointId: string | null; seq: number },
+  /** The update's ID, so a caller that stops waiting can read its outcome later (getUpdateHandle). */
+  syncId?: string,
 ): Promise<SyncOutcome> {
   const input: SandboxInput = { sessionId: req.sessionId, orgId: req.orgId, idleS: config.SANDBOX_IDLE_S };
   const workflowId = sandboxWorkflowId(req.sessionId);
@@ -22,7 +24,8 @@ export async function syncSession(
     args: [input],
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
-  return temporal.workflow
-    .getHandle(workflowId)
-    .executeUpdate(syncUpdate, { args: [{ checkpointId: req.checkpointId, seq: req.seq }] });
+  return temporal.workflow.getHandle(workflowId).executeUpdate(syncUpdate, {
+    args: [{ checkpointId: req.checkpointId, seq: req.seq }],
+    ...(syncId ? { updateId: syncId } : {}),
+  });
 }

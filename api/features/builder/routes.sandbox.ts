@@ -85,8 +85,28 @@ const SyncView = z
   })
   .meta({ id: 'BuilderSandboxSync' });
 
+const SyncProgress = z
+  .object({
+    id: z.uuid().meta({ description: 'The sync: GET url follows it' }),
+    state: z.enum(['running', 'ended']),
+    url: z.string().meta({ description: 'Where to follow the sync: GET it until state is ended' }),
+    sync: SyncView.nullable().meta({ description: 'What the sync did, once it has ended (null while it runs)' }),
+    sandbox: SandboxView,
+  })
+  .meta({ id: 'BuilderSandboxSyncProgress' });
+
+const SyncParams = SessionIdParams.extend({ syncId: z.uuid('a sync ID as POST …/sandbox/sync returned it') });
+
 const ACCESS =
   'Project admins and developers (and org owners and admins); a session of a project you are not in is 404.';
+const READ_ACCESS =
+  'Any member of the project (and org owners and admins); a session of a project you are not in is 404.';
+
+/** The sync's own URL, under the origin the request came through. */
+const withUrl = <T extends { id: string }>(r: T, base: string, sessionId: string) => ({
+  ...r,
+  url: `${base}/builder/sessions/${sessionId}/sandbox/syncs/${r.id}`,
+});
 
 export function builderSandboxRoutes(ctx: Pick<FeatureContext, 'builder' | 'db' | 'temporal' | 'config'>): RouteDef[] {
   const sandbox = createSandboxService({
@@ -113,20 +133,35 @@ export function builderSandboxRoutes(ctx: Pick<FeatureContext, 'builder' | 'db' 
     route({
       method: 'post',
       path: '/builder/sessions/:id/sandbox/sync',
-      summary: "Show the session's head in its preview; answers when the sync has ended",
-      description: `The session's workflow sandbox/{id} copies only the changed files into the running container, reinstalls when package.json or requirements.txt changed, restarts the app (a static site needs no restart), probes the preview and records what it applied. A crashed or idle-stopped container is made anew with every file. inSync says whether the preview shows the head now. ${ACCESS}`,
+      summary: "Show the session's head in its preview: 200 when the sync has ended, 202 with its URL to follow",
+      description: `The session's workflow sandbox/{id} copies only the changed files into the running container, reinstalls when package.json or requirements.txt changed, restarts the app (a static site needs no restart), probes the preview and records what it applied. A crashed or idle-stopped container is made anew with every file. The answer comes within SANDBOX_SYNC_WAIT_S (5 s): 200 with what the sync did when it has ended, else 202 with state running and url, which GET follows (each read waits the same few seconds). inSync says whether the preview shows the head now. ${ACCESS}`,
       tags,
       request: { params: SessionIdParams, body: z.object({}).strict().optional() },
       before: [],
       responses: {
         200: {
-          description: 'The sync and the sandbox after it',
-          schema: success(z.object({ sync: SyncView, sandbox: SandboxView })),
+          description: 'The sync has ended: what it did, and the sandbox after it',
+          schema: success(SyncProgress),
         },
+        202: { description: 'The sync is still running: follow url', schema: success(SyncProgress) },
       },
       handler: async ({ params }, req, res) => {
-        const { outcome, sandbox: view } = await sandbox.sync(principalOf(req), params.id);
-        res.json(ok({ sync: outcome, sandbox: view }));
+        const r = await sandbox.sync(principalOf(req), params.id);
+        res.status(r.state === 'ended' ? 200 : 202).json(ok(withUrl(r, req.baseUrl, params.id)));
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/builder/sessions/:id/sandbox/syncs/:syncId',
+      summary: 'Follow a sandbox sync: running, or ended with what it did',
+      description: `Waits up to SANDBOX_SYNC_WAIT_S (5 s) for the sync to end before answering state running. ${READ_ACCESS}`,
+      tags,
+      request: { params: SyncParams },
+      before: [],
+      responses: { 200: { description: 'The sync, and the sandbox now', schema: success(SyncProgress) } },
+      handler: async ({ params }, req, res) => {
+        const r = await sandbox.follow(principalOf(req), params.id, params.syncId);
+        res.json(ok(withUrl(r, req.baseUrl, params.id)));
       },
     }),
   ];

@@ -1,4 +1,11 @@
-import type { Client } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+
+import {
+  type Client,
+  isGrpcDeadlineError,
+  WorkflowNotFoundError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+} from '@temporalio/client';
 
 import {
   previewUrl,
@@ -11,6 +18,7 @@ import type { Config } from '../../../shared/config';
 import { AppError } from '../../../shared/errors';
 import type { Principal } from '../../../shared/identity/service';
 import { PLAN_POLICIES } from '../../../shared/plans';
+import { sandboxWorkflowId, type SyncOutcome } from '../../../workflows/sandbox/commands';
 import { syncSession } from '../../../workflows/sandbox/sync-client';
 import type { BuilderService } from './service';
 
@@ -26,9 +34,42 @@ export function createSandboxService(deps: {
   sessions: Pick<BuilderService, 'load'>;
   sandboxes: SandboxStore;
   temporal: Client;
-  config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'EDGE_DOMAIN' | 'EDGE_PORT' | 'SANDBOX_IDLE_S'>;
+  config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'EDGE_DOMAIN' | 'EDGE_PORT' | 'SANDBOX_IDLE_S' | 'SANDBOX_SYNC_WAIT_S'>;
 }) {
   const { sandboxes, config } = deps;
+
+  const noSandbox = (sessionId: string) =>
+    new AppError(
+      'INVALID_REQUEST',
+      `This session has no sandbox yet; configure one with PUT /builder/sessions/${sessionId}/sandbox first.`,
+      { sessionId },
+    );
+
+  /**
+   * `wait` for at most SANDBOX_SYNC_WAIT_S: its value, or undefined when the sync is still running then (the
+   * workflow carries on; nothing is cancelled but our wait).
+   */
+  async function within(wait: () => Promise<SyncOutcome>): Promise<SyncOutcome | undefined> {
+    try {
+      return await deps.temporal.withDeadline(Date.now() + config.SANDBOX_SYNC_WAIT_S * 1000, wait);
+    } catch (err) {
+      if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isGrpcDeadlineError(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** The sync as both routes answer it, with the sandbox read now: the head may have moved during the sync. */
+  async function progress(p: Principal, id: string, syncId: string, outcome: SyncOutcome | undefined) {
+    const fresh = await deps.sessions.load(p, id, 'read');
+    const record = await sandboxes.get(fresh.orgId, fresh._id);
+    if (!record) throw noSandbox(fresh._id);
+    return {
+      id: syncId,
+      state: outcome ? ('ended' as const) : ('running' as const),
+      sync: outcome ?? null,
+      sandbox: sandboxView(record, fresh.head),
+    };
+  }
 
   return {
     async configure(
@@ -53,24 +94,34 @@ export function createSandboxService(deps: {
       return sandboxView((await sandboxes.get(s.orgId, s._id))!, s.head);
     },
 
-    /** Applies the session's head now; answers when a sync that covered it has ended. */
+    /**
+     * Applies the session's head: the sync that covered it when it ends within SANDBOX_SYNC_WAIT_S, else the
+     * sync's ID, running, to follow with `follow`.
+     */
     async sync(p: Principal, id: string) {
       const s = await deps.sessions.load(p, id, 'write');
-      if (!(await sandboxes.get(s.orgId, s._id)))
-        throw new AppError(
-          'INVALID_REQUEST',
-          `This session has no sandbox yet; configure one with PUT /builder/sessions/${s._id}/sandbox first.`,
-          { sessionId: s._id },
-        );
-      const outcome = await syncSession(deps.temporal, config, {
-        sessionId: s._id,
-        orgId: s.orgId,
-        checkpointId: s.head?._id ?? null,
-        seq: s.head?.seq ?? 0,
-      });
-      // Read again: the head may have moved during the sync, and inSync says so.
-      const fresh = await deps.sessions.load(p, id, 'read');
-      return { outcome, sandbox: sandboxView((await sandboxes.get(s.orgId, s._id))!, fresh.head) };
+      if (!(await sandboxes.get(s.orgId, s._id))) throw noSandbox(s._id);
+      const syncId = randomUUID();
+      const request = { sessionId: s._id, orgId: s.orgId, checkpointId: s.head?._id ?? null, seq: s.head?.seq ?? 0 };
+      return progress(p, id, syncId, await within(() => syncSession(deps.temporal, config, request, syncId)));
+    },
+
+    /** A sync asked for earlier: its outcome once it has ended, waiting at most SANDBOX_SYNC_WAIT_S for it. */
+    async follow(p: Principal, id: string, syncId: string) {
+      const s = await deps.sessions.load(p, id, 'read');
+      if (!(await sandboxes.get(s.orgId, s._id))) throw noSandbox(s._id);
+      const handle = deps.temporal.workflow.getHandle(sandboxWorkflowId(s._id)).getUpdateHandle<SyncOutcome>(syncId);
+      try {
+        return await progress(p, id, syncId, await within(() => handle.result()));
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError)
+          throw new AppError(
+            'SYNC_NOT_FOUND',
+            `No sync ${syncId} in this session's sandbox: it is unknown, or older than the sandbox's recent syncs. GET the session for what the preview shows, or POST …/sandbox/sync again.`,
+            { sessionId: s._id, syncId },
+          );
+        throw err;
+      }
     },
   };
 }
