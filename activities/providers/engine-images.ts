@@ -4,7 +4,8 @@ import type Docker from 'dockerode';
 
 import { deploymentWorkflowId, LABELS } from '../../shared/constants';
 import { EngineRequestRefused } from '../../shared/engine/docker-client';
-import { imageNotFoundMessage, resolveImage } from '../../shared/images/ownership';
+import { BUILT_IMAGES_REPOSITORY, imageNotFoundMessage, resolveImage } from '../../shared/images/ownership';
+import { registryUnreachableMessage, unreachableReason } from '../../shared/images/pull-failure';
 import {
   formatImageReference,
   type ImageReference,
@@ -12,6 +13,7 @@ import {
   parseImageReference,
 } from '../../shared/images/reference';
 import { registryRefusal } from '../../shared/images/registry-guard';
+import { PROVIDER_FAILURES } from './provider';
 
 /**
  * Bad input is a failed deploy, never a retry: the api validates too, but workflows started by older code or by
@@ -42,8 +44,18 @@ function refusedToFailure(err: unknown): never {
   throw err;
 }
 
-/** Pulls `reference`; the engine's own words go to the worker log only (they can carry registry internals). */
-async function pull(docker: Docker, reference: string): Promise<void> {
+const unreachable = (reference: string, ref: ImageReference, reason: string) =>
+  ApplicationFailure.create({
+    nonRetryable: true,
+    type: PROVIDER_FAILURES.imageRegistryUnreachable,
+    message: registryUnreachableMessage(reference, ref.registryHost, reason),
+  });
+
+/**
+ * Pulls `reference`; the engine's own words go to the worker log only (they can carry registry internals). Returns
+ * why no registry answered, when that is why it failed.
+ */
+async function pull(docker: Docker, reference: string): Promise<string | undefined> {
   try {
     const stream = await docker.pull(reference);
     await new Promise<void>((resolve, reject) =>
@@ -57,8 +69,26 @@ async function pull(docker: Docker, reference: string): Promise<void> {
         () => heartbeat(),
       ),
     );
+    return undefined;
   } catch (err) {
-    log.warn('image pull failed', { reference, error: err instanceof Error ? err.message : String(err) });
+    const error = err instanceof Error ? err.message : String(err);
+    log.warn('image pull failed', { reference, error });
+    return unreachableReason(error);
+  }
+}
+
+/**
+ * Whether the registry of an image another organisation holds here is unreachable, asked without pulling (a pull
+ * would move the tag off the owner's image): an absent image at an unreachable registry says so, and this one must
+ * fail exactly the same way.
+ */
+async function registryUnreachable(docker: Docker, reference: string): Promise<string | undefined> {
+  try {
+    await docker.getImage(reference).distribution({});
+    return undefined;
+  } catch (err) {
+    if (err instanceof EngineRequestRefused) return undefined;
+    return unreachableReason(err instanceof Error ? err.message : String(err));
   }
 }
 
@@ -97,11 +127,17 @@ export function createEngineImages({
       orgId ??= await legacyCallerOrg(docker, ref);
       const found = await resolveImage(docker, ref, orgId).catch(refusedToFailure);
       if (found.kind === 'usable') return { pulled: false };
-      if (found.kind === 'unavailable') throw notFound(found.reference);
       const refusal = await registryRefusal(ref, { allowPrivateRegistries });
+      if (found.kind === 'unavailable') {
+        // Slipway's own build names are never pulled, so for them no registry is ever asked.
+        const asked = !refusal && !found.reference.startsWith(BUILT_IMAGES_REPOSITORY);
+        const reason = asked ? await registryUnreachable(docker, found.reference) : undefined;
+        throw reason ? unreachable(found.reference, ref, reason) : notFound(found.reference);
+      }
       if (refusal)
         throw ApplicationFailure.create({ nonRetryable: true, type: 'ImageRegistryRefused', message: refusal });
-      await pull(docker, found.reference);
+      const reason = await pull(docker, found.reference);
+      if (reason) throw unreachable(found.reference, ref, reason);
       // A pulled image is held to the same rule as a local one (its labels come from whoever pushed it).
       const pulled = await resolveImage(docker, ref, orgId).catch(refusedToFailure);
       if (pulled.kind !== 'usable') throw notFound(found.reference);

@@ -4,14 +4,22 @@ import { heartbeat } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type Docker from 'dockerode';
 
+import { causeInLines, collapseRepeats } from '../../shared/deployments/evidence';
 import { type FailureCause, hintFor } from '../../shared/deployments/hints';
-import { listeningPorts } from '../../shared/engine/listening';
+import { type Listener, listeningPorts } from '../../shared/engine/listening';
 import { readContainerLogs } from '../../shared/engine/logs';
 import { httpProbe } from '../../shared/engine/probe';
 import { containerIps } from './engine-instances';
 import { type Diagnosis, type FailureDetails, type Instance, type InstanceState, PROVIDER_FAILURES } from './provider';
 
 const LAST_LINES = 20;
+/** Lines read to find LAST_LINES once repeats are collapsed: a crash-looping app repeats its run's output. */
+const LINES_READ = 400;
+/**
+ * How long the app must listen elsewhere (or on loopback only), unchanged, before the wait gives up on the port:
+ * long enough for an app that opens a second port a moment after the first, short beside any readiness window.
+ */
+const MISPLACED_SETTLE_MS = 5000;
 
 export function tcpAnswers(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -28,27 +36,39 @@ export function tcpAnswers(host: string, port: number): Promise<boolean> {
   });
 }
 
+/** The log's last lines, each run of repeated lines kept once (a crash-loop prints its run's lines every restart). */
 async function lastLines(docker: Docker, id: string): Promise<string[]> {
-  return (await readContainerLogs(docker, id, LAST_LINES).catch(() => [])).map((l) => l.message);
+  const read = (await readContainerLogs(docker, id, LINES_READ).catch(() => [])).map((l) => l.message);
+  return collapseRepeats(read).slice(-LAST_LINES);
 }
 
 /** The cause of a failure, from what the engine saw (shared/deployments/hints.ts words it). */
 async function causeOf(
   info: Docker.ContainerInspectInfo,
-  d: Pick<Diagnosis, 'oomKilled' | 'exitCode'>,
+  d: Pick<Diagnosis, 'oomKilled' | 'exitCode' | 'lastLines'>,
   crashed: boolean,
   port?: number,
 ): Promise<FailureCause> {
   const memory = info.HostConfig?.Memory;
   if (d.oomKilled) return { cause: 'out_of_memory', ...(memory ? { memoryMb: Math.round(memory / 1048576) } : {}) };
-  if (crashed) return { cause: 'app_exited', ...(d.exitCode !== undefined ? { exitCode: d.exitCode } : {}) };
+  if (crashed)
+    return (
+      causeInLines(d.lastLines) ?? {
+        cause: 'app_exited',
+        ...(d.exitCode !== undefined ? { exitCode: d.exitCode } : {}),
+      }
+    );
   if (port === undefined) return { cause: 'unknown' };
-  const listeners = await listeningPorts(info.State?.Pid);
+  return misplaced(await listeningPorts(info.State?.Pid), port) ?? { cause: 'port_never_opened', port };
+}
+
+/** The app listens, but where nothing can reach it on `port`: on loopback only, or on other ports. */
+function misplaced(listeners: Listener[], port: number): FailureCause | undefined {
   const onPort = listeners.find((l) => l.port === port);
   if (onPort?.loopbackOnly) return { cause: 'loopback_only', port };
   const elsewhere = listeners.filter((l) => !l.loopbackOnly && l.port !== port).map((l) => l.port);
   if (!onPort && elsewhere.length > 0) return { cause: 'wrong_port', port, listening: elsewhere };
-  return { cause: 'port_never_opened', port };
+  return undefined;
 }
 
 /**
@@ -146,6 +166,8 @@ export async function waitInstanceReady(
   const container = docker.getContainer(ref.id);
   const deadline = Date.now() + opts.timeoutS * 1000;
   let opened = false;
+  // Where the app has listened instead of the port, and since when (the same evidence, unchanged).
+  let seen: { key: string; since: number } | undefined;
   for (;;) {
     heartbeat();
     const info = await container.inspect();
@@ -155,6 +177,22 @@ export async function waitInstanceReady(
       if (!(await tcpAnswers(ip, opts.port))) continue;
       opened = true;
       if (opts.http === false || (await httpProbe(ip, opts.port)).status) return;
+    }
+    // An app settled on another port (or on loopback) will not move by itself: say so now, not at the deadline.
+    const elsewhere = opened ? undefined : misplaced(await listeningPorts(info.State?.Pid), opts.port);
+    const key = elsewhere && JSON.stringify(elsewhere);
+    seen = key ? (seen?.key === key ? seen : { key, since: Date.now() }) : undefined;
+    if (elsewhere && seen && Date.now() - seen.since >= MISPLACED_SETTLE_MS) {
+      const d = await diagnose(docker, ref, opts.port);
+      const where =
+        elsewhere.cause === 'wrong_port'
+          ? `the app listens on port ${elsewhere.listening.join(', ')} instead`
+          : `the app listens on 127.0.0.1:${opts.port} only, unreachable from outside its container`;
+      throw failure(
+        PROVIDER_FAILURES.portNeverOpened,
+        `nothing answered on port ${opts.port}: ${where} (unchanged for ${MISPLACED_SETTLE_MS / 1000} s)`,
+        { ...d, hint: hintFor(elsewhere) },
+      );
     }
     if (Date.now() > deadline) {
       const d = await diagnose(docker, ref, opts.port);

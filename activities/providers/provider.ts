@@ -134,6 +134,8 @@ export const PROVIDER_FAILURES = {
   imageNotFound: 'ImageNotFound',
   invalidImageReference: 'InvalidImageReference',
   imageRegistryRefused: 'ImageRegistryRefused',
+  /** The image is not on the engine and no registry answered the pull (name, connection or timeout). */
+  imageRegistryUnreachable: 'ImageRegistryUnreachable',
   engineRequestRefused: 'EngineRequestRefused',
 } as const;
 export type ProviderFailureType = (typeof PROVIDER_FAILURES)[keyof typeof PROVIDER_FAILURES];

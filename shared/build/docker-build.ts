@@ -5,6 +5,7 @@ import type Docker from 'dockerode';
 import type { BuildCgroup } from './build-cgroup';
 import { buildContext } from './context';
 import { explainBuildFailure } from './explain';
+import { sourcePackageNames } from './package-names';
 import { type BuildLimits, buildResourceOptions, outOfMemory } from './sandbox';
 
 /** A build the engine ran and that failed by the source's doing (a step's exit code, out of memory). */
@@ -88,5 +89,6 @@ export async function engineBuild(docker: Docker, opts: EngineBuildOptions): Pro
     const what = `the build step reached the process limit (${opts.limits.pids} processes on the ${opts.plan} plan)`;
     throw new EngineBuildError(step ? `${what} at "${step}"` : what);
   }
-  throw new EngineBuildError(explainBuildFailure(step, `${output}\n${failure}`));
+  const knownNames = await sourcePackageNames(opts.dir);
+  throw new EngineBuildError(explainBuildFailure(step, `${output}\n${failure}`, { knownNames }));
 }

@@ -3,52 +3,82 @@
  * The raw text stays in the build log; the message names the step and says what was wrong and what to do, never
  * quoting engine internals. Rules go from the most specific to the generic exit code.
  */
+import { causeInLines } from '../deployments/evidence';
+import { unreachableReason } from '../images/pull-failure';
+import { tryParseImageReference } from '../images/reference';
+import { closeName } from './close-name';
 
 const NPM = String.raw`npm (?:ERR!|error)`;
+
+/** What the build knows beyond its output, to word a failure better. */
+export interface BuildFacts {
+  /**
+   * Package names the source uses: the ones its code imports and its package.json lists. A dependency the
+   * registry lacks (or has no such version of) that is one typo away from one of these is named as likely
+   * misspelt.
+   */
+  knownNames?: readonly string[];
+}
 
 interface Rule {
   match: RegExp;
   /** Only for steps this accepts (a network error means a missing base image only at FROM). */
   when?: (step: string) => boolean;
-  explain: (m: RegExpExecArray, step: string) => string;
+  explain: (m: RegExpExecArray, step: string, facts: BuildFacts, text: string) => string;
 }
 
 const BASES = 'slipway/node, slipway/python or slipway/static';
 
+/** ` (did you mean "express"?)` when `name` is a likely typo of a name the source uses, else nothing. */
+function didYouMean(name: string, facts: BuildFacts): string {
+  const close = closeName(name, facts.knownNames ?? []);
+  return close ? ` (did you mean "${close}"? the source uses that name)` : '';
+}
+
 const RULES: Rule[] = [
   {
-    // The engine could not pull a base image: no registry is reachable from here.
+    // The engine could not pull a base image: its registry did not answer, or answered that it has no such image.
     match:
       /pull access denied|manifest (?:for \S+ )?(?:not found|unknown)|repository does not exist|no such host|dial tcp|i\/o timeout|No such image/i,
     when: (step) => /^FROM\s/i.test(step),
-    explain: (_m, step) => {
+    explain: (_m, step, _facts, text) => {
       const image = /^FROM\s+(?:--platform=\S+\s+)?(\S+)/i.exec(step)?.[1];
-      return image
-        ? `the base image ${image} is not on this machine and cannot be pulled (no container registry is reachable); build FROM ${BASES}, or an image already on the engine`
-        : `an image the build needs is not on this machine and cannot be pulled; use ${BASES}`;
+      if (!image) return `an image the build needs is not on this machine and cannot be pulled; use ${BASES}`;
+      const reason = unreachableReason(text);
+      const registry = tryParseImageReference(image)?.registryHost;
+      return reason
+        ? `the base image ${image} is not on this machine and cannot be pulled: the registry ${registry ?? 'it names'} could not be reached (${reason}); build FROM ${BASES}, or an image already on the engine`
+        : `the base image ${image} is not on this machine and its registry has no such image (or does not serve it publicly); check its name and tag, or build FROM ${BASES} or an image already on the engine`;
     },
   },
   // Before the not-found rules: pip reports an index it could not reach as a package with no versions.
   {
     match:
-      /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|Temporary failure in name resolution|Failed to establish a new connection|Network is unreachable|SELF_SIGNED_CERT|UNABLE_TO_GET_ISSUER_CERT|unable to get local issuer certificate|CERTIFICATE_VERIFY_FAILED/i,
+      /\b(?:ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET)\b|Temporary failure in name resolution|Failed to establish a new connection|Network is unreachable|SELF_SIGNED_CERT|UNABLE_TO_GET_ISSUER_CERT|unable to get local issuer certificate|CERTIFICATE_VERIFY_FAILED/i,
     explain: () =>
       'the step could not reach the package registry (a network or certificate error); deploy again, and if it keeps failing the registry or this installation’s network is at fault',
   },
   {
     match: new RegExp(String.raw`${NPM} 404\s+'(@?[^@'\s]+)@[^']*' is not in this registry`),
-    explain: (m) =>
-      `the dependency "${m[1]}" was not found in the npm registry; check its name in package.json (and package-lock.json)`,
+    explain: (m, _step, facts) =>
+      `the dependency "${m[1]}" was not found in the npm registry${didYouMean(m[1]!, facts)}; check its name in package.json (and package-lock.json)`,
   },
   {
     match: new RegExp(String.raw`${NPM} 404 Not Found - GET \S+/(@[^/\s]+(?:%2[fF]|/)[^/\s]+|[^/\s@]+)(?:\s|$)`),
-    explain: (m) =>
-      `the dependency "${decodeURIComponent(m[1]!)}" was not found in the npm registry; check its name in package.json (and package-lock.json)`,
+    explain: (m, _step, facts) => {
+      const name = decodeURIComponent(m[1]!);
+      return `the dependency "${name}" was not found in the npm registry${didYouMean(name, facts)}; check its name in package.json (and package-lock.json)`;
+    },
   },
   {
     match: /No matching version found for (@?[^@\s]+)@(\S+?)\.?(?:\s|$)/,
-    explain: (m) =>
-      `no published version of "${m[1]}" matches "${m[2]}" in the npm registry; change the version in package.json`,
+    explain: (m, _step, facts) => {
+      // A misspelt name can exist too (someone published it): then no version matches, and the name is at fault.
+      const close = closeName(m[1]!, facts.knownNames ?? []);
+      return close
+        ? `no published version of "${m[1]}" matches "${m[2]}" in the npm registry: "${m[1]}" is possibly a misspelling of "${close}", which the source uses; fix the name (or the version) in package.json`
+        : `no published version of "${m[1]}" matches "${m[2]}" in the npm registry; change the version in package.json`;
+    },
   },
   {
     match: /`npm ci` can only install packages when your package\.json and package-lock\.json/,
@@ -97,6 +127,19 @@ const RULES: Rule[] = [
     explain: (m) => `the Dockerfile has an instruction Docker does not know ("${m[1]}")`,
   },
   {
+    // A step (a build script, a postinstall) that loads a package the install did not bring.
+    match: /Cannot find (?:module|package) '[^']+'|ModuleNotFoundError: No module named '[^']+'/,
+    explain: (_m, _step, _facts, text) => {
+      const found = causeInLines(text.split('\n'));
+      if (found?.cause === 'missing_module')
+        return found.language === 'node'
+          ? `the step could not load the package "${found.module}", which is not installed; add it to package.json (devDependencies will do for a build script)`
+          : `the step could not import the module "${found.module}", which is not installed; add the package that provides it to requirements.txt`;
+      if (found?.cause === 'missing_file') return `the step could not load ${found.file}, which is not in the source`;
+      return 'the step could not load a module; its output is in the build log';
+    },
+  },
+  {
     match: /returned a non-zero code: (\d+)/,
     explain: (m, step) => {
       const code = Number(m[1]);
@@ -116,7 +159,7 @@ const STEP_MAX = 80;
  * The message of a failed build: `the build failed at step "<step>": <why, in plain words>`. `rawText` is what
  * the step printed followed by the engine's error; it is matched, never quoted beyond names it contains.
  */
-export function explainBuildFailure(step: string, rawText: string): string {
+export function explainBuildFailure(step: string, rawText: string, facts: BuildFacts = {}): string {
   const shown = step.length > STEP_MAX ? `${step.slice(0, STEP_MAX - 1)}…` : step;
   let why = 'the step failed; its output is in the build log';
   // The engine colours a step's stderr chunk by chunk, so escapes can fall in the middle of `npm ERR!`.
@@ -125,7 +168,7 @@ export function explainBuildFailure(step: string, rawText: string): string {
   for (const rule of RULES) {
     const m = rule.when && !rule.when(step) ? null : rule.match.exec(text);
     if (m) {
-      why = rule.explain(m, step);
+      why = rule.explain(m, step, facts, text);
       break;
     }
   }

@@ -1,4 +1,4 @@
-import { privateTargetReason } from '../net-guard';
+import { OutboundTargetError, resolveTarget } from '../net-guard';
 import { DEFAULT_REGISTRY, type ImageReference, ImageReferenceError, parseImageReference } from './reference';
 
 /**
@@ -18,10 +18,20 @@ export async function registryRefusal(
   } catch {
     return `the registry host ${ref.registryHost} is not a valid host name`;
   }
-  const reason = await privateTargetReason(url, { allowPrivate: opts.allowPrivateRegistries });
-  return reason
-    ? `images from the registry ${ref.registryHost} are refused: ${reason}; only public registries are allowed`
-    : undefined;
+  try {
+    await resolveTarget(url, { allowPrivate: opts.allowPrivateRegistries });
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof OutboundTargetError)) throw err;
+    if (err.kind === 'unresolvable') {
+      // Where private registries are allowed, the engine's resolver may know a name this process does not: it
+      // tries, and a failed pull says the registry could not be reached. Elsewhere a name that resolves nowhere
+      // is a registry nobody can reach, not a private one.
+      if (opts.allowPrivateRegistries) return undefined;
+      return `the registry ${ref.registryHost} could not be reached (its host name does not resolve): check the image reference`;
+    }
+    return `images from the registry ${ref.registryHost} are refused: ${err.reason}; only public registries are allowed`;
+  }
 }
 
 /**

@@ -273,6 +273,16 @@ describe('engine_local provider interface (real Docker Engine)', () => {
     expect(d).toMatchObject({ exitCode: 3, lastLines: expect.arrayContaining(['boom: missing DATABASE_URL']) });
     expect(d.restarts).toBeGreaterThanOrEqual(before);
     expect(d.restarts).toBeLessThanOrEqual(after);
+    // After a few restarts the log holds the crash once per run; the evidence holds it once.
+    const container = docker.getContainer(listed!.id);
+    for (let i = 0; (await container.inspect()).RestartCount < 2; i++) {
+      if (i > 300) throw new Error('the crash fixture did not restart twice within a minute');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const { stderr } = await run('docker', ['logs', listed!.id]);
+    expect(stderr.split('\n').filter((l) => l === 'boom: missing DATABASE_URL').length).toBeGreaterThanOrEqual(2);
+    const again = await engine.diagnose(listed!);
+    expect(again.lastLines.filter((l) => l === 'boom: missing DATABASE_URL')).toHaveLength(1);
     await engine.destroy(dep);
   });
 
@@ -290,6 +300,23 @@ describe('engine_local provider interface (real Docker Engine)', () => {
     expect(failureDetails(err)?.exitCode).toBeUndefined();
     await engine.destroy(dep);
   });
+
+  it('fails the wait at once for an app settled on another port, long before the readiness window ends', async () => {
+    const dep = randomUUID();
+    const i = await engine.startInstance(spec(dep, 1, 0, { port: 9999 }));
+    // A window far beyond this test's own time limit: only giving up early can pass.
+    const err = await failureOf(inActivity(() => engine.waitInstanceReady(i, { port: 9999, timeoutS: 600 })));
+    expect(err.type).toBe(PROVIDER_FAILURES.portNeverOpened);
+    expect(err.message).toMatch(
+      /^nothing answered on port 9999: the app listens on port 8080 instead \(unchanged for \d+ s\)/,
+    );
+    expect(err.message).not.toMatch(/within 600 s/);
+    expect(failureDetails(err)).toMatchObject({
+      instance: i.name,
+      hint: expect.stringMatching(/listens on port 8080, but the deployment says 9999/),
+    });
+    await engine.destroy(dep);
+  }, 60_000);
 
   it('fails the wait for a port that accepts connections but never answers HTTP as "app not answering"', async () => {
     const dep = randomUUID();

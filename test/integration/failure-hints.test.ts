@@ -90,10 +90,37 @@ describe('a failed deployment says what to do, cause by cause', () => {
     expect(e.hint).toMatch(/ran out of memory and was killed at the plan’s limit of \d+ MB/);
   });
 
-  it('the image is not there and cannot be pulled', async () => {
+  it('the image is not there and no registry answers: which registry could not be reached', async () => {
     const e = await failedDeploy({ image: '127.0.0.1:1/slipway-none/app:1', port: 8080 });
     expect(e.phase).toBe('pull');
-    expect(e.hint).toMatch(/not on the engine and cannot be pulled/);
+    expect(e.message).toMatch(/the registry 127\.0\.0\.1:1 could not be reached \(it refused the connection\)/);
+    expect(e.message).not.toMatch(/was not found|check the repository, tag or digest/i);
+    expect(e.hint).toMatch(/^The registry 127\.0\.0\.1:1 could not be reached from the engine/);
+  });
+
+  it.each([
+    [
+      'node',
+      "require('express')",
+      /needs the package "express", which is not installed: add it to "dependencies" in package.json/,
+    ],
+    [
+      'python',
+      'import flask',
+      /imports the module "flask", which is not installed: add the package that provides it to requirements\.txt/,
+    ],
+  ] as const)('the %s app cannot load a module it needs: add it to the dependencies', async (stack, code, hint) => {
+    const tag = `slipway-test/hint-module-${stack}:1`;
+    const cmd = stack === 'node' ? ['node', '-e', code] : ['python3', '-c', code];
+    await buildImageOnce(h.docker, tag, async (context) => {
+      await fs.writeFile(path.join(context, 'Dockerfile'), `FROM ${BASE_IMAGES[stack]}\nCMD ${JSON.stringify(cmd)}\n`);
+    });
+    const e = await failedDeploy({ image: tag, port: 8080 });
+    expect(e.exitCode).toBe(1);
+    expect(e.hint).toMatch(hint);
+    // One run's lines, however many times it crashed before the diagnosis.
+    const named = e.lastLines!.filter((l) => /Cannot find module 'express'|No module named 'flask'/.test(l));
+    expect(named).toHaveLength(1);
   });
 
   it('the build failed: which step, and where to read why', async () => {

@@ -96,6 +96,19 @@ describe('image references and image ownership (real worker process, real engine
     }
   });
 
+  it('answers a registry whose name resolves nowhere as one that cannot be reached, not as a private one', async () => {
+    const api = client(h, (await h.newOrg()).token);
+    const r = await api.post<{ code: string; error: string }>('/compat/deploy', {
+      image: 'slipway-none.invalid/app:1',
+      name: 'nowhere',
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toMatch(
+      /the registry slipway-none\.invalid could not be reached \(its host name does not resolve\)/,
+    );
+    expect(r.body.error).not.toMatch(/refused|public registries/);
+  });
+
   it("treats another organisation's image as not found, exactly as an absent one, and runs it for its owner", async () => {
     const owner = await h.newOrg();
     const other = client(h, (await h.newOrg()).token);

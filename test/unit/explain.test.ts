@@ -58,7 +58,22 @@ describe('explainBuildFailure', () => {
     [
       'FROM node:20-slim',
       'Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io on 10.255.255.53:53: no such host',
-      'the build failed at step "FROM node:20-slim": the base image node:20-slim is not on this machine and cannot be pulled (no container registry is reachable); build FROM slipway/node, slipway/python or slipway/static, or an image already on the engine',
+      'the build failed at step "FROM node:20-slim": the base image node:20-slim is not on this machine and cannot be pulled: the registry docker.io could not be reached (its host name does not resolve); build FROM slipway/node, slipway/python or slipway/static, or an image already on the engine',
+    ],
+    [
+      'FROM registry.example.com/team/base:2',
+      'manifest for registry.example.com/team/base:2 not found: manifest unknown: manifest unknown',
+      'the build failed at step "FROM registry.example.com/team/base:2": the base image registry.example.com/team/base:2 is not on this machine and its registry has no such image (or does not serve it publicly); check its name and tag, or build FROM slipway/node, slipway/python or slipway/static or an image already on the engine',
+    ],
+    [
+      'RUN npm run build',
+      `> site@1.0.0 build\n> vite build\n\nError: Cannot find module 'vite'\nRequire stack:\n- /app/build.js\n${exit(1, 'npm run build')}`,
+      'the build failed at step "RUN npm run build": the step could not load the package "vite", which is not installed; add it to package.json (devDependencies will do for a build script)',
+    ],
+    [
+      'RUN python manage.py collectstatic --noinput',
+      `Traceback (most recent call last):\nModuleNotFoundError: No module named 'django'\n${exit(1, 'python manage.py collectstatic --noinput')}`,
+      'the build failed at step "RUN python manage.py collectstatic --noinput": the step could not import the module "django", which is not installed; add the package that provides it to requirements.txt',
     ],
     [
       'RUN npm run build',
@@ -104,6 +119,36 @@ describe('explainBuildFailure', () => {
     expect(explainBuildFailure('RUN npm ci', raw)).toMatch(
       /: the dependency "left-padd" was not found in the npm registry;/,
     );
+  });
+
+  describe('a dependency one typo away from a name the source uses is named as likely misspelt', () => {
+    const etarget = (name: string, range: string) =>
+      `npm ERR! code ETARGET\nnpm ERR! notarget No matching version found for ${name}@${range}.\nnpm ERR! notarget In most cases you or one of your dependencies are requesting\n${exit(1, 'npm install')}`;
+    const e404 = (name: string) =>
+      `npm ERR! code E404\nnpm ERR! 404 Not Found - GET https://registry.npmjs.org/${name} - Not found\nnpm ERR! 404  '${name}@^4.18.2' is not in this registry.\n${exit(1, 'npm install')}`;
+
+    it('a name that exists with no such version: the name is the likely fault', () => {
+      expect(explainBuildFailure('RUN npm install', etarget('expres', '^4.18.2'), { knownNames: ['express'] })).toBe(
+        'the build failed at step "RUN npm install": no published version of "expres" matches "^4.18.2" in the npm registry: "expres" is possibly a misspelling of "express", which the source uses; fix the name (or the version) in package.json',
+      );
+    });
+
+    it('a name the registry does not have', () => {
+      expect(explainBuildFailure('RUN npm install', e404('expresss'), { knownNames: ['cors', 'express'] })).toMatch(
+        /the dependency "expresss" was not found in the npm registry \(did you mean "express"\? the source uses that name\); check its name/,
+      );
+    });
+
+    it('nothing close among the names: the version, or the name, as before', () => {
+      expect(
+        explainBuildFailure('RUN npm install', etarget('express', '99.0.0'), { knownNames: ['express', 'cors'] }),
+      ).toBe(
+        'the build failed at step "RUN npm install": no published version of "express" matches "99.0.0" in the npm registry; change the version in package.json',
+      );
+      expect(explainBuildFailure('RUN npm install', e404('left-padd'), { knownNames: ['react'] })).not.toMatch(
+        /did you mean/,
+      );
+    });
   });
 
   it('never quotes what it does not recognise: the raw text stays in the build log', () => {

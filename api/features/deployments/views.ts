@@ -1,6 +1,7 @@
 import { type FailureCause, hintFor } from '../../../shared/deployments/hints';
 import type { ReleaseRecord } from '../../../shared/deployments/releases-store';
 import { type DeploymentRecord, envNamesOf } from '../../../shared/deployments/types';
+import { unreachableRegistryIn } from '../../../shared/images/pull-failure';
 
 /** The newest releases of a deployment, as status reads show them. */
 export interface ReleasesSummary {
@@ -25,12 +26,18 @@ export function releaseView(r: Omit<ReleaseRecord, 'envSealed'>) {
   };
 }
 
+/** A pull that reached no registry says which (its message names it); any other is an image not found. */
+function pullCause(message: string): FailureCause {
+  const registry = unreachableRegistryIn(message);
+  return registry ? { cause: 'registry_unreachable', registry } : { cause: 'image_missing' };
+}
+
 /** Hints by phase, for failures recorded without the provider's diagnosis (older workflows, build and pull). */
-const phaseCause = (phase: string, port: number): FailureCause =>
+const phaseCause = (phase: string, port: number, message: string): FailureCause =>
   phase === 'build'
     ? { cause: 'build_failed' }
     : phase === 'pull'
-      ? { cause: 'image_missing' }
+      ? pullCause(message)
       : phase === 'start'
         ? { cause: 'app_exited' }
         : phase === 'ready'
@@ -49,7 +56,7 @@ function errorView(d: DeploymentRecord, error: NonNullable<DeploymentRecord['err
     ...error,
     ...(diagnosed?.exitCode !== undefined ? { exitCode: diagnosed.exitCode } : {}),
     ...(diagnosed?.lastLines ? { lastLines: diagnosed.lastLines } : {}),
-    hint: diagnosed?.hint ?? hintFor(phaseCause(error.phase, d.port)),
+    hint: diagnosed?.hint ?? hintFor(phaseCause(error.phase, d.port, error.message)),
   };
 }
 
