@@ -3,6 +3,7 @@ import { PassThrough } from 'node:stream';
 import type Docker from 'dockerode';
 import { pack } from 'tar-stream';
 
+import { APP_UID, APP_USER } from '../shared/build/base-images';
 import {
   SANDBOX_CONFIG_LABEL,
   SANDBOX_SESSION_LABEL,
@@ -174,6 +175,8 @@ export function createSandboxEngine(deps: { docker: Docker; instance: string; bi
         name: containerName(input.sessionId),
         Image: input.imageId,
         Cmd: ['sh', '-c', SUPERVISOR],
+        // The app, its installs and the sync's commands all run as the base's unprivileged user.
+        User: APP_USER,
         WorkingDir: spec.appDir,
         Env: [
           ...Object.entries(input.config.env).map(([k, v]) => `${k}=${v}`),
@@ -202,16 +205,18 @@ export function createSandboxEngine(deps: { docker: Docker; instance: string; bi
           LogConfig: { Type: 'json-file', Config: { 'max-size': '10m', 'max-file': '3' } },
         },
       });
-      await container.putArchive(await tarOf([{ path: `${STATE.slice(1)}/hold`, bytes: Buffer.alloc(0) }]), {
+      // The app user's own folders (the app's, the supervisor's state), so it can write there.
+      const owned = [spec.appDir.slice(1), STATE.slice(1)];
+      await container.putArchive(await tarOf([{ path: `${STATE.slice(1)}/hold`, bytes: Buffer.alloc(0) }], owned), {
         path: '/',
       });
       return container.id;
     },
 
-    /** Writes the files (paths relative to `dir`) into the container, as one tar. */
+    /** Writes the files (paths relative to `dir`) into the container, as one tar, owned by the app user. */
     async put(id: string, dir: string, files: { path: string; bytes: Buffer }[]): Promise<void> {
       if (files.length === 0) return;
-      await docker.getContainer(id).putArchive(await tarOf(files), { path: dir });
+      await docker.getContainer(id).putArchive(await tarOf(files, foldersOf(files)), { path: dir });
     },
 
     async removeFiles(id: string, dir: string, paths: string[]): Promise<void> {
@@ -229,18 +234,37 @@ export function createSandboxEngine(deps: { docker: Docker; instance: string; bi
 
 export type SandboxEngine = ReturnType<typeof createSandboxEngine>;
 
-/** A tar of regular files (mode 0644), directories made by the engine on extraction. */
-async function tarOf(files: { path: string; bytes: Buffer }[]): Promise<Buffer> {
+/** Every folder the files sit in, each before what it holds. */
+function foldersOf(files: { path: string }[]): string[] {
+  const folders = new Set<string>();
+  for (const f of files) {
+    const parts = f.path.split('/').slice(0, -1);
+    for (let i = 1; i <= parts.length; i++) folders.add(parts.slice(0, i).join('/'));
+  }
+  return [...folders].sort((a, b) => a.split('/').length - b.split('/').length);
+}
+
+/**
+ * A tar of `folders` (mode 0755) then regular files (mode 0644), all owned by the app user: the engine applies a
+ * header's owner to a folder that already exists too, so a folder named here becomes the app user's.
+ */
+async function tarOf(files: { path: string; bytes: Buffer }[], folders: string[] = []): Promise<Buffer> {
   const p = pack();
+  const owner = { uid: APP_UID, gid: APP_UID };
   const chunks: Buffer[] = [];
   p.on('data', (c: unknown) => chunks.push(c as Buffer));
   const done = new Promise<void>((resolve, reject) => {
     p.on('end', resolve);
     p.on('error', reject);
   });
+  for (const name of folders) {
+    await new Promise<void>((resolve, reject) => {
+      p.entry({ name, mode: 0o755, type: 'directory', ...owner }, (err) => (err ? reject(err) : resolve()));
+    });
+  }
   for (const f of files) {
     await new Promise<void>((resolve, reject) => {
-      p.entry({ name: f.path, size: f.bytes.length, mode: 0o644, type: 'file' }, f.bytes, (err) =>
+      p.entry({ name: f.path, size: f.bytes.length, mode: 0o644, type: 'file', ...owner }, f.bytes, (err) =>
         err ? reject(err) : resolve(),
       );
     });

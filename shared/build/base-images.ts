@@ -14,3 +14,11 @@ export const DEFAULT_BASE_IMAGES: Record<BaseImageName, string> = {
   python: 'slipway/python',
   static: 'slipway/static',
 };
+
+/**
+ * The unprivileged user (uid and gid) apps built from source run as: every base has it (scripts/images: node in
+ * slipway/node, as in the official node image; app in the others). Used by number, so a configured base image that
+ * lacks the name still runs the app unprivileged.
+ */
+export const APP_UID = 1000;
+export const APP_USER = `${APP_UID}:${APP_UID}`;

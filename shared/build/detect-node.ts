@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 
 import {
+  APP_USER,
   BuildPlanError,
   cmd,
   exists,
@@ -9,6 +10,8 @@ import {
   type PlanOptions,
   type StackPlan,
   STAGE_CA,
+  staticSiteLines,
+  USER_LINE,
   withBuildOnly,
 } from './plan-common';
 import type { BuildRegistries } from './registries';
@@ -123,10 +126,12 @@ export async function nodePlan(dir: string, opts: PlanOptions, registries: Build
       '',
       `FROM ${opts.baseImages.node}`,
       'WORKDIR /app',
-      'COPY --from=build /app /app',
+      // The app user's own: frameworks write beside their code as they run (Next.js's .next/cache, uploads, SQLite).
+      `COPY --from=build --chown=${APP_USER} /app /app`,
       // Set in this stage only, so the install above brings the devDependencies a build usually needs.
       `ENV NODE_ENV=production PORT=${opts.port}`,
       `EXPOSE ${opts.port}`,
+      USER_LINE,
       cmd(start),
     ];
     const steps = [...notes, installStep, ...(build ? ['npm run build'] : []), start.join(' ')];
@@ -147,6 +152,7 @@ export async function nodePlan(dir: string, opts: PlanOptions, registries: Build
       `FROM ${opts.baseImages.static}`,
       'COPY --from=build /site /srv/www',
       `EXPOSE ${opts.port}`,
+      USER_LINE,
       httpdCmd(opts.port),
     ];
     return { kind: 'static', lines, steps: [...notes, installStep, 'npm run build', `serve ${dirs}`], installs: true };
@@ -155,7 +161,7 @@ export async function nodePlan(dir: string, opts: PlanOptions, registries: Build
   if (await exists(path.join(dir, 'index.html'))) {
     return {
       kind: 'static',
-      lines: [`FROM ${opts.baseImages.static}`, 'COPY . /srv/www', `EXPOSE ${opts.port}`, httpdCmd(opts.port)],
+      lines: staticSiteLines(opts.baseImages.static, opts.port),
       steps: ['copy the site', 'httpd'],
       installs: false,
     };

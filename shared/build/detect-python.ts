@@ -1,6 +1,7 @@
 import path from 'node:path';
 
 import {
+  APP_USER,
   BuildPlanError,
   cmd,
   exists,
@@ -8,6 +9,7 @@ import {
   readText,
   type StackPlan,
   STAGE_CA,
+  USER_LINE,
   withBuildOnly,
 } from './plan-common';
 import type { BuildRegistries } from './registries';
@@ -98,9 +100,11 @@ export async function pythonPlan(dir: string, opts: PlanOptions, registries: Bui
     venv[1]!,
     'WORKDIR /app',
     'COPY --from=build /opt/venv /opt/venv',
-    'COPY --from=build /app /app',
+    // Owned by the app user: apps write beside their code as they run (SQLite, uploads, caches).
+    `COPY --from=build --chown=${APP_USER} /app /app`,
     `ENV PORT=${opts.port} PYTHONUNBUFFERED=1`,
     `EXPOSE ${opts.port}`,
+    USER_LINE,
     cmd(start),
   ];
   return { kind: 'python', lines, steps: [install.replace(' --no-cache-dir', ''), start.join(' ')], installs: true };

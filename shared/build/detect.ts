@@ -3,7 +3,14 @@ import path from 'node:path';
 
 import { nodePlan } from './detect-node';
 import { pythonPlan } from './detect-python';
-import { type BuildPlan, BuildPlanError, exists, httpdCmd, type PlanOptions, type StackPlan } from './plan-common';
+import {
+  type BuildPlan,
+  BuildPlanError,
+  exists,
+  type PlanOptions,
+  type StackPlan,
+  staticSiteLines,
+} from './plan-common';
 import { BUILD_ONLY_DIR, type BuildRegistries, processRegistries } from './registries';
 import { present, writeOwnFile } from './symlinks';
 
@@ -12,7 +19,7 @@ export { type BuildPlan, BuildPlanError, type PlanOptions } from './plan-common'
 function staticPlan(opts: PlanOptions): StackPlan {
   return {
     kind: 'static',
-    lines: [`FROM ${opts.baseImages.static}`, 'COPY . /srv/www', `EXPOSE ${opts.port}`, httpdCmd(opts.port)],
+    lines: staticSiteLines(opts.baseImages.static, opts.port),
     steps: ['copy the site', 'httpd'],
     installs: false,
   };

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
+import { APP_USER } from './base-images';
 import { BUILD_ONLY_DIR, type BuildRegistries } from './registries';
 
 /** A source we cannot tell how to build; the message says what to add. */
@@ -49,6 +50,11 @@ export const dirExists = (dir: string) =>
     () => false,
   );
 
+export { APP_USER } from './base-images';
+
+/** The final stage's user (base-images.ts); the build stage's steps still run as root, as installs expect. */
+export const USER_LINE = `USER ${APP_USER}`;
+
 export const cmd = (args: string[]) => `CMD [${args.map((a) => JSON.stringify(a)).join(', ')}]`;
 
 /** Where the CA bundle lands in a build stage (the context is copied to /app there). */
@@ -74,5 +80,14 @@ export function withBuildOnly(install: string, vars: Record<string, string | und
 /** `busybox httpd` serving `root` in the foreground on `port`, logging each request. */
 export const httpdCmd = (port: number, root = '/srv/www') =>
   cmd(['busybox', 'httpd', '-f', '-v', '-p', String(port), '-h', root]);
+
+/** A site copied as is, served by busybox httpd as the app user. */
+export const staticSiteLines = (base: string, port: number) => [
+  `FROM ${base}`,
+  'COPY . /srv/www',
+  `EXPOSE ${port}`,
+  USER_LINE,
+  httpdCmd(port),
+];
 
 export const readText = (dir: string, name: string) => fs.readFile(path.join(dir, name), 'utf8').catch(() => undefined);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
+import { APP_UID } from '../../shared/build/base-images';
 import { createSandboxStore, previewRouteKey } from '../../shared/builder/sandbox-store';
 import { edgeRouterFromConfig } from '../../shared/edge';
 import { createProjectStore } from '../../shared/projects/store';
@@ -7,6 +8,7 @@ import { openai, type ProviderDouble, startOpenAiDouble } from '../helpers/ai-do
 import { client } from '../helpers/client';
 import { edgeAgent, edgeGet } from '../helpers/edge';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
+import { processUids } from '../helpers/processes';
 
 type Data<T> = { data: T; message?: string };
 interface SandboxBody {
@@ -168,6 +170,10 @@ describe('builder sandbox', () => {
     const one = await sync(api, id);
     expect(one.sync).toMatchObject({ action: 'recreate' });
     expect(await preview(one.sandbox.previewUrl)).toMatchObject({ status: 200, body: 'one' });
+    // The supervisor, npm and the app all run as the base's unprivileged user, never as root.
+    const uids = await processUids(h.docker, one.sync.containerId);
+    expect(uids.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(uids)).toEqual(new Set([APP_UID]));
 
     await save(api, id, { 'server.js': server("'two'") });
     const two = await sync(api, id);

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { DEFAULT_BASE_IMAGES } from '../../shared/build/base-images';
+import { APP_UID, DEFAULT_BASE_IMAGES } from '../../shared/build/base-images';
 import { processRegistries } from '../../shared/build/registries';
 import { LABELS } from '../../shared/constants';
 import { BASE_IMAGES } from '../helpers/base-images';
@@ -11,6 +11,7 @@ import { client } from '../helpers/client';
 import { type GitServer, startGitServer } from '../helpers/git-server';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { everyLayerFile, hostBundleMarks } from '../helpers/image-files';
+import { processUids } from '../helpers/processes';
 import { archiveForm, makeZip, zipDirectory } from '../helpers/zip';
 
 const FIXTURES = path.resolve(__dirname, '..', 'fixtures', 'sources');
@@ -116,6 +117,15 @@ describe('sample apps deploy from source on the local base images', () => {
     const images = await h.docker.listImages({ filters: { label: [`${LABELS.deploymentId}=${id}`] } });
     expect(images).toHaveLength(1);
     built.push({ fixture: app.fixture, image: images[0]!.Id });
+    // Every process of the app runs as the base's unprivileged user.
+    expect(new Set(await uidsOf(id))).toEqual(new Set([APP_UID]));
+  }
+
+  /** The user IDs of the processes of deployment `id`'s containers. */
+  async function uidsOf(id: string): Promise<number[]> {
+    const containers = await h.docker.listContainers({ filters: { label: [`${LABELS.deploymentId}=${id}`] } });
+    expect(containers.length).toBeGreaterThan(0);
+    return (await Promise.all(containers.map((c) => processUids(h.docker, c.Id)))).flat();
   }
 
   describe.each(APPS)('$fixture', (app) => {
@@ -135,15 +145,30 @@ describe('sample apps deploy from source on the local base images', () => {
     }, 660_000);
   });
 
-  it("runs a user's own Dockerfile FROM slipway/node", async () => {
+  it("runs a user's own Dockerfile FROM slipway/node, as the user it names (node, as in the official image)", async () => {
     const zip = await makeZip({
-      Dockerfile: 'FROM slipway/node\nCOPY server.js .\nCMD ["node", "server.js"]\n',
+      Dockerfile: 'FROM slipway/node\nCOPY server.js .\nUSER node\nCMD ["node", "server.js"]\n',
       'server.js':
         'require("http").createServer((q, r) => r.end(`own Dockerfile on node ${process.version}\\n`)).listen(8080);\n',
     });
-    const d = await settle(await deploy({ uploadId: await upload(zip) }));
+    const id = await deploy({ uploadId: await upload(zip) });
+    const d = await settle(id);
     expect(d.status).toBe('running');
     expect(await answer(d.url!)).toMatch(/^own Dockerfile on node v20\.\d+\.\d+\n$/);
+    expect(new Set(await uidsOf(id))).toEqual(new Set([APP_UID]));
+  }, 300_000);
+
+  it("keeps the USER of a user's own Dockerfile: Slipway's own user is for the Dockerfiles it writes", async () => {
+    const zip = await makeZip({
+      Dockerfile:
+        'FROM slipway/static\nCOPY index.html /srv/www/\nUSER 4242:4242\nCMD ["busybox", "httpd", "-f", "-p", "8080", "-h", "/srv/www"]\n',
+      'index.html': 'served as 4242',
+    });
+    const id = await deploy({ uploadId: await upload(zip) });
+    const d = await settle(id);
+    expect(d.status).toBe('running');
+    expect(await answer(d.url!)).toBe('served as 4242');
+    expect(new Set(await uidsOf(id))).toEqual(new Set([4242]));
   }, 300_000);
 
   it('leaves neither the CA bundle nor any build-only file in any layer of the images it runs', async () => {
@@ -213,6 +238,19 @@ describe('sample apps deploy from source on the local base images', () => {
       );
       // The raw text is in the build log only.
       expect(log).toMatch(/npm ERR! 404/);
+    }, 300_000);
+
+    it('a dependency one typo from the name the code requires: named as likely misspelt', async () => {
+      const { message } = await failing({
+        'package.json': JSON.stringify({
+          scripts: { start: 'node server.js' },
+          dependencies: { 'slipway-no-such-helpr-zz': '1.0.0' },
+        }),
+        'server.js': "require('slipway-no-such-helper-zz');\n",
+      });
+      expect(message).toBe(
+        'the build failed at step "RUN npm install --no-audit --no-fund": the dependency "slipway-no-such-helpr-zz" was not found in the npm registry (did you mean "slipway-no-such-helper-zz"? the source uses that name); check its name in package.json (and package-lock.json)',
+      );
     }, 300_000);
 
     it('a dependency PyPI does not have', async () => {

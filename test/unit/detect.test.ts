@@ -62,9 +62,10 @@ describe('planBuild', () => {
         '',
         'FROM slipway/node',
         'WORKDIR /app',
-        'COPY --from=build /app /app',
+        'COPY --from=build --chown=1000:1000 /app /app',
         'ENV NODE_ENV=production PORT=8080',
         'EXPOSE 8080',
+        'USER 1000:1000',
         'CMD ["npm", "start"]',
         '',
       ].join('\n'),
@@ -123,6 +124,7 @@ describe('planBuild', () => {
         '\nFROM slipway/static',
         'COPY --from=build /site /srv/www',
         'EXPOSE 8080',
+        'USER 1000:1000',
         'CMD ["busybox", "httpd", "-f", "-v", "-p", "8080", "-h", "/srv/www"]',
         '',
       ].join('\n'),
@@ -147,6 +149,7 @@ describe('planBuild', () => {
         'FROM slipway/static',
         'COPY . /srv/www',
         'EXPOSE 8080',
+        'USER 1000:1000',
         'CMD ["busybox", "httpd", "-f", "-v", "-p", "8080", "-h", "/srv/www"]',
         '',
       ].join('\n'),
@@ -168,7 +171,8 @@ describe('planBuild', () => {
       ].join('\n'),
     );
     const last = finalStage(p.generated);
-    expect(last).toContain('COPY --from=build /opt/venv /opt/venv\nCOPY --from=build /app /app');
+    expect(last).toContain('COPY --from=build /opt/venv /opt/venv\nCOPY --from=build --chown=1000:1000 /app /app');
+    expect(last).toMatch(/\nUSER 1000:1000\nCMD /);
     expect(last).not.toMatch(/slipway-build|PIP_CERT|PIP_INDEX/);
     expect(p.generated).toContain('CMD ["sh", "-c", "gunicorn app:app -b 0.0.0.0:$PORT"]');
   });
