@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -15,6 +16,7 @@ import { createLogStore } from '../../shared/deployments/logs-store';
 import { createDeploymentStore } from '../../shared/deployments/store';
 import { createDockerClient } from '../../shared/engine/docker-client';
 import { createLogger } from '../../shared/logger';
+import { createProjectStore } from '../../shared/projects/store';
 import { createRedis } from '../../shared/redis';
 import { createS3Client } from '../../shared/s3';
 import { createSalesStore } from '../../shared/sales/store';
@@ -152,6 +154,21 @@ export async function startHarness(
       const org = await deps.identity.bootstrap({ orgName: `test-${name}`, plan });
       orgIds.push(org.orgId);
       return org;
+    },
+    /** A fresh organisation (owner token) with one project of its own, as the builder's routes need. */
+    async newOrgWithProject(plan: 'free' | 'pro' | 'enterprise' = 'pro') {
+      const org = await this.newOrg(plan);
+      const projectId = randomUUID();
+      const now = new Date();
+      await createProjectStore(database.db).insert({
+        _id: projectId,
+        orgId: org.orgId,
+        name: `p-${projectId.slice(0, 8)}`,
+        createdAt: now,
+        updatedAt: now,
+        createdBy: org.userId,
+      });
+      return { ...org, projectId };
     },
     /**
      * A second api process in all but name: its own app and stores over the same MongoDB, Temporal and engine.

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 
 import { createBlobStore } from '../../shared/builder/files';
 import { createBuilderStore } from '../../shared/builder/store';
-import { createProjectStore } from '../../shared/projects/store';
 import { client } from '../helpers/client';
 import { type GitServer, startGitServer } from '../helpers/git-server';
 import { type Harness, startHarness } from '../helpers/harness';
@@ -29,17 +28,8 @@ describe('builder git', () => {
   });
 
   async function org() {
-    const o = await h.newOrg();
-    const projectId = randomUUID();
-    const now = new Date();
-    await createProjectStore(h.db).insert({
-      _id: projectId,
-      orgId: o.orgId,
-      name: `p-${projectId.slice(0, 8)}`,
-      createdAt: now,
-      updatedAt: now,
-      createdBy: o.userId,
-    });
+    const o = await h.newOrgWithProject();
+    const { projectId } = o;
     return { api: client(h, o.token), projectId, orgId: o.orgId, userId: o.userId };
   }
 

@@ -68,17 +68,8 @@ describe('builder sandbox', () => {
   });
 
   async function newSession() {
-    const o = await h.newOrg();
-    const projectId = randomUUID();
-    const now = new Date();
-    await createProjectStore(h.db).insert({
-      _id: projectId,
-      orgId: o.orgId,
-      name: `p-${projectId.slice(0, 8)}`,
-      createdAt: now,
-      updatedAt: now,
-      createdBy: o.userId,
-    });
+    const o = await h.newOrgWithProject();
+    const { projectId } = o;
     const api = client(h, o.token);
     const created = await api.post<Data<{ id: string }>>('/platform/builder/sessions', { projectId });
     expect(created.status).toBe(200);

@@ -29,20 +29,18 @@ describe('builder sessions', () => {
 
   /** An org with an owner, a project, and a member of it with `role` (its own token). */
   async function org() {
-    const o = await h.newOrg();
-    const projectId = randomUUID();
-    const now = new Date();
-    await projects.insert({
-      _id: projectId,
-      orgId: o.orgId,
-      name: `p-${projectId.slice(0, 8)}`,
-      createdAt: now,
-      updatedAt: now,
-      createdBy: o.userId,
-    });
+    const o = await h.newOrgWithProject();
+    const { projectId } = o;
     const member = async (role: 'admin' | 'developer' | 'viewer', orgRole: 'developer' | 'viewer' = 'developer') => {
       const user = await h.identity.addUser({ orgId: o.orgId, email: `${randomUUID()}@x.invalid`, role: orgRole });
-      await projects.addMember({ projectId, orgId: o.orgId, userId: user._id, role, addedAt: now, addedBy: o.userId });
+      await projects.addMember({
+        projectId,
+        orgId: o.orgId,
+        userId: user._id,
+        role,
+        addedAt: new Date(),
+        addedBy: o.userId,
+      });
       const t = await h.identity.createToken({ orgId: o.orgId, userId: user._id, name: 't', scopes: [] });
       return client(h, t.token);
     };

@@ -141,7 +141,15 @@ describe('builder store', () => {
       'x'.repeat(513),
     ])
       expect(pathProblem(bad)).toBeDefined();
-    for (const good of ['index.html', 'src/app.js', '.env.example', 'a b/c.d', 'ünïcode/ü.txt', '..foo', 'a/.gitignore'])
+    for (const good of [
+      'index.html',
+      'src/app.js',
+      '.env.example',
+      'a b/c.d',
+      'ünïcode/ü.txt',
+      '..foo',
+      'a/.gitignore',
+    ])
       expect(pathProblem(good)).toBeUndefined();
     expect(() => checkManifest(toManifest([file('a'), file('a/b')]))).toThrow(/a is a file/);
   });

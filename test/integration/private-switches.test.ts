@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 
-import { createProjectStore } from '../../shared/projects/store';
 import { client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
 
@@ -33,17 +32,8 @@ describe('ALLOW_PRIVATE_* open private networks, never cloud metadata', () => {
   const METADATA_HOSTS = ['169.254.169.254', '[fd00:ec2::254]', '100.100.100.200', '[fe80::1]'];
 
   async function org() {
-    const o = await h.newOrg('pro');
-    const projectId = randomUUID();
-    const now = new Date();
-    await createProjectStore(h.db).insert({
-      _id: projectId,
-      orgId: o.orgId,
-      name: `p-${projectId.slice(0, 8)}`,
-      createdAt: now,
-      updatedAt: now,
-      createdBy: o.userId,
-    });
+    const o = await h.newOrgWithProject('pro');
+    const { projectId } = o;
     return { ...o, projectId, api: client(h, o.token) };
   }
 
