@@ -32,6 +32,8 @@ describe('Deployment followers: woken by announcements, free while idle, never m
   let mongo: MongoClient;
   let redis: Redis;
   const reads: CommandStartedEvent[] = [];
+  /** The api's warnings: why a stream failed, when one does. */
+  const apiLog: string[] = [];
 
   beforeAll(async () => {
     h = await startHarness(
@@ -52,7 +54,7 @@ describe('Deployment followers: woken by announcements, free while idle, never m
     const app = buildApp(
       await composeApi({
         config: h.config,
-        log: createLogger('test', 'silent'),
+        log: createLogger('test', 'warn', { write: (line: string) => void apiLog.push(line) }),
         database: { client: mongo, db, close: () => mongo.close() },
         redis,
         temporal: h.temporal,
@@ -89,7 +91,10 @@ describe('Deployment followers: woken by announcements, free while idle, never m
     return { org, api, ids, principal: await h.identity.authenticate(org.token) };
   }
 
-  /** An open event stream, read as an EventSource would; `next(type)` waits for the next event of that type. */
+  /**
+   * An open event stream, read as an EventSource would, in the background; `next(type)` waits for the next event of
+   * that type, `ended` tells whether the server ended it.
+   */
   async function open(token: string, id: string) {
     const res = await fetch(`${base}/platform/deployments/${id}/events`, {
       headers: { authorization: `Bearer ${token}` },
@@ -98,17 +103,38 @@ describe('Deployment followers: woken by announcements, free while idle, never m
     const events: EventSourceMessage[] = [];
     const parser = createParser({ onEvent: (e) => events.push(e) });
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    const woken = new Set<() => void>();
+    const wake = () => woken.forEach((w) => w());
     let ended = false;
+    void (async () => {
+      for (let r = await reader.read(); !r.done; r = await reader.read()) {
+        parser.feed(r.value);
+        wake();
+      }
+    })()
+      // Cancelled by the test itself.
+      .catch(() => undefined)
+      .finally(() => {
+        ended = true;
+        wake();
+      });
     return {
       events,
-      async next(type: string, after = 0): Promise<EventSourceMessage> {
+      get ended() {
+        return ended;
+      },
+      async next(type: string): Promise<EventSourceMessage> {
         for (;;) {
-          const found = events.slice(after).find((e) => e.event === type);
+          const found = events.find((e) => e.event === type);
           if (found) return found;
           if (ended) throw new Error(`the stream ended without a ${type} event: ${JSON.stringify(events)}`);
-          const { done, value } = await reader.read();
-          if (done) ended = true;
-          else parser.feed(value);
+          await new Promise<void>((resolve) => {
+            const w = () => {
+              woken.delete(w);
+              resolve();
+            };
+            woken.add(w);
+          });
         }
       },
       close: () => reader.cancel(),
@@ -195,6 +221,7 @@ describe('Deployment followers: woken by announcements, free while idle, never m
 
   it('holds 100 streams and 20 waits on one token with no database read while idle and one subscription per deployment', async () => {
     const { org, api, ids } = await setUp(4);
+    apiLog.length = 0;
     const streams = await Promise.all(Array.from({ length: 100 }, (_, i) => open(org.token, ids[i % ids.length]!)));
     await Promise.all(streams.map((s) => s.next('status')));
     const waits = Array.from({ length: 20 }, () =>
@@ -204,6 +231,8 @@ describe('Deployment followers: woken by announcements, free while idle, never m
     await new Promise((r) => setTimeout(r, 1_000));
     reads.length = 0;
     await new Promise((r) => setTimeout(r, 4_000));
+    // Every stream is still open (the server's account of any that failed comes with it).
+    expect({ ended: streams.filter((s) => s.ended).length, failures: apiLog }).toEqual({ ended: 0, failures: [] });
     // At most one shared recheck per deployment may fall in the window (two reads: its record and its log).
     expect(reads.length).toBeLessThanOrEqual(2 * ids.length);
     expect(await Promise.all(ids.map(subscribers))).toEqual([1, 1, 1, 1]);
