@@ -71,7 +71,7 @@ export async function composeApi(c: {
   const authz = createAuthz({ members: projectStore });
   // Member and role changes that must keep an admin (an owner) are serialised per project (per org) in Redis.
   const lock = createKeyedLock(c.redis, c.config.REDIS_KEY_PREFIX);
-  const statusFeed = createStatusFeed({ redis: c.redis, keyPrefix: c.config.REDIS_KEY_PREFIX });
+  const statusFeed = createStatusFeed({ redis: c.redis, keyPrefix: c.config.REDIS_KEY_PREFIX, log: c.log });
   const deployments = createDeploymentService({
     store: deploymentStore,
     logs: logStore,

@@ -1,3 +1,4 @@
+import type { Logger } from '../logger';
 import type { Redis } from '../redis';
 import type { LogStore } from './logs-store';
 
@@ -13,10 +14,12 @@ const ANNOUNCEMENTS: readonly string[] = ['status', 'log', 'destroyed'] satisfie
  * One timer per deployment, however many streams and waits hold it.
  */
 const RECHECK_MS = 30_000;
+/** After a failed subscription, how soon it is tried again: meanwhile its watchers have only the recheck. */
+const RESUBSCRIBE_MS = 1_000;
 
 interface Topic {
   listeners: Set<(what: Wake) => void>;
-  /** Settles once Redis confirmed the subscription; false if it failed (then only rechecks wake, and retry it). */
+  /** Settles once Redis confirmed the subscription; false if it failed (then it is tried again shortly). */
   subscribed: Promise<boolean>;
   /** Confirmed: until then, or after a failure, nothing tells when a shared read went stale, so none is shared. */
   live: boolean;
@@ -33,7 +36,12 @@ interface Topic {
  * subscription and one recheck timer per watched deployment, shared by all its watchers, and the reads a wake
  * causes are shared too (`read`), so a hundred streams of one deployment cost what one does.
  */
-export function createStatusFeed(deps: { redis: Redis; keyPrefix: string; recheckMs?: number }) {
+export function createStatusFeed(deps: {
+  redis: Redis;
+  keyPrefix: string;
+  recheckMs?: number;
+  log?: Pick<Logger, 'warn'>;
+}) {
   const channel = (deploymentId: string) => `${deps.keyPrefix}deployment-status:${deploymentId}`;
   const recheckMs = deps.recheckMs ?? RECHECK_MS;
   // One subscriber connection per process (a subscribed connection can run no other command), made on first watch.
@@ -71,30 +79,39 @@ export function createStatusFeed(deps: { redis: Redis; keyPrefix: string; rechec
     return sub;
   }
 
-  const subscribe = (sub: Redis, ch: string, topic: Pick<Topic, 'live'>) =>
-    sub.subscribe(ch).then(
-      () => (topic.live = true),
-      () => (topic.live = false),
-    );
+  function subscribe(ch: string, topic: Topic, retried = false): Promise<boolean> {
+    return connect()
+      .subscribe(ch)
+      .then(
+        () => {
+          topic.live = true;
+          // Whatever changed while it was missing was announced to nobody here.
+          if (retried) wake(topic, 'recheck');
+          return true;
+        },
+        (err: unknown) => {
+          topic.live = false;
+          deps.log?.warn({ err, channel: ch }, 'status feed subscription failed; trying again');
+          setTimeout(() => {
+            if (topics.get(ch) === topic) topic.subscribed = subscribe(ch, topic, true);
+          }, RESUBSCRIBE_MS).unref();
+          return false;
+        },
+      );
+  }
 
   function join(ch: string): Topic {
     const existing = topics.get(ch);
     if (existing) return existing;
-    const sub = connect();
     const topic: Topic = {
       listeners: new Set(),
       subscribed: Promise.resolve(false),
       live: false,
       generation: 0,
       reads: new Map(),
-      timer: setInterval(() => {
-        wake(topic, 'recheck');
-        void topic.subscribed.then((ok) => {
-          if (!ok && topics.get(ch) === topic) topic.subscribed = subscribe(connect(), ch, topic);
-        });
-      }, recheckMs),
+      timer: setInterval(() => wake(topic, 'recheck'), recheckMs),
     };
-    topic.subscribed = subscribe(sub, ch, topic);
+    topic.subscribed = subscribe(ch, topic);
     topic.timer.unref();
     topics.set(ch, topic);
     return topic;
