@@ -227,8 +227,12 @@ describe('Deployment followers: woken by announcements, free while idle, never m
     const waits = Array.from({ length: 20 }, () =>
       api.get<Body>(`/compat/deployments/${ids[3]}?wait=running&timeout=60`),
     );
-    // Every stream has sent its history and every wait made its first read; then nothing happens.
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Every stream has sent its history; the waits make their first reads whenever a loaded machine gets to them, so
+    // the idle window starts after a second with no read at all (bounded: polling followers are never quiet).
+    for (let i = 0, seen = -1; i < 30 && reads.length !== seen; i++) {
+      seen = reads.length;
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
     reads.length = 0;
     await new Promise((r) => setTimeout(r, 4_000));
     // Every stream is still open (the server's account of any that failed comes with it).
