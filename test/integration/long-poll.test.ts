@@ -37,6 +37,18 @@ describe('GET /compat/deployments/{id}?wait=…: one request instead of a pollin
     await api.destroyAndWait(id);
   });
 
+  it('waits the same way on the platform API, in its envelope', async () => {
+    const api = client(h, (await h.newOrg()).token);
+    const id = await deploy(api, hello);
+    const r = await api.get<{ status: string; data: Body }>(`/platform/deployments/${id}?wait=running&timeout=60`);
+    expect(r.status).toBe(200);
+    expect([r.body.status, r.body.data.status]).toEqual(['success', 'running']);
+    const bad = await api.get<{ status: string; message: string }>(`/platform/deployments/${id}?wait=sleeping`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.status).toBe('error');
+    await api.destroyAndWait(id);
+  });
+
   it('answers with the status as it is when the timeout passes first', async () => {
     const api = client(h, (await h.newOrg()).token);
     // The app sleeps 6 s before it listens, so a 1 s wait for `running` ends on the timeout.

@@ -6,7 +6,7 @@ import type { FeatureContext } from '../feature';
 import { deploymentProject, newDeploymentProject } from './access';
 import { answerReplays } from './replays';
 import { commandRoutes } from './routes.commands';
-import { DeploymentIdParams, ReleaseList } from './schemas';
+import { DeploymentIdParams, GetQuery, ReleaseList } from './schemas';
 import {
   Accepted,
   ContainerMetrics,
@@ -94,13 +94,25 @@ export function platformDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
     route({
       method: 'get',
       path: '/deployments/:id',
-      summary: "A deployment's status, stable URL, instances, newest releases and last failure",
+      summary:
+        "A deployment's status, stable URL, instances, newest releases and last failure; with `wait`, when it reaches a status",
+      description:
+        'With `?wait=running&timeout=60` the answer comes when the deployment is running or settled (failed, stopped), or after the timeout with the status as it is then: one request, counted as one, instead of a polling loop (the same wait as the compatibility API).',
       tags,
-      request: { params: DeploymentIdParams },
+      request: { params: DeploymentIdParams, query: GetQuery },
       before: [can('deployment.read', itsProject)],
       responses: { 200: { description: 'The deployment', schema: success(PlatformDeployment) } },
-      handler: async ({ params }, req, res) => {
-        const d = await deployments.get(principalOf(req), params.id);
+      handler: async ({ params, query }, req, res) => {
+        const principal = principalOf(req);
+        const left = new AbortController();
+        res.on('close', () => left.abort());
+        const d = query.wait
+          ? await ctx.waitForDeployment(principal, params.id, {
+              until: query.wait,
+              timeoutS: query.timeout,
+              signal: left.signal,
+            })
+          : await deployments.get(principal, params.id);
         res.json(ok(platformDeploymentView(d, await observe.releasesSummary(d))));
       },
     }),
