@@ -11,6 +11,14 @@ interface StoredLogLine {
   message: string;
 }
 
+/**
+ * The order of lines within one millisecond. Two batches can land in the same millisecond (a build's output and a
+ * system notice); numbering each from 0 gave both the same (at, seq) keys, so a follower's cursor after one batch's
+ * line skipped the other's. A number that only grows in this process orders them; no shared counter is needed, since
+ * a deployment's lines come from the one worker running its activity.
+ */
+let nextSeq = 0;
+
 /** Lines the platform itself writes for a deployment (build output, system notices); container output stays in the engine. */
 export function createLogStore(db: Db) {
   const col = db.collection<StoredLogLine>('deployment_logs');
@@ -23,8 +31,10 @@ export function createLogStore(db: Db) {
     async append(deploymentId: string, stream: StoredLogLine['stream'], messages: string[]): Promise<void> {
       if (messages.length === 0) return;
       const at = new Date();
+      const first = nextSeq;
+      nextSeq += messages.length;
       await guard('deployment_logs.append', () =>
-        col.insertMany(messages.map((message, seq) => ({ deploymentId, at, seq, stream, message }))),
+        col.insertMany(messages.map((message, i) => ({ deploymentId, at, seq: first + i, stream, message }))),
       );
     },
 
