@@ -47,7 +47,7 @@ export interface NewRelease {
   rollbackOf?: number;
 }
 
-/** What the edge router should do with a deployment's stable address (DESIGN.md §12). */
+/** What the edge router should do with a deployment's stable address (docs/architecture.md, "Edge router"). */
 export type EdgeRoute = { kind: 'publish'; upstreams: string[] } | { kind: 'stopped' } | { kind: 'remove' };
 
 export interface EdgeDeps {

@@ -28,9 +28,9 @@ async function mapLimited<T, R>(items: T[], limit: number, fn: (item: T) => Prom
 }
 
 /**
- * The metrics history's recording side (DESIGN.md §4 "health and metrics"): one schedule samples every running
- * instance of this Slipway instance's deployments into `deployment_metrics`, and another sweeps what is past the
- * retention. Only containers carrying this instance's label are read, as the reconciler judges only its own.
+ * The metrics history's recording side (README, "Platform deployment routes, health and metrics"): one schedule samples
+ * every running instance of this Slipway instance's deployments into `deployment_metrics`, and another sweeps what is
+ * past the retention. Only containers carrying this instance's label are read, as the reconciler judges only its own.
  */
 export function createMetricsActivities(deps: {
   docker: Docker;

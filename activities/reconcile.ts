@@ -31,11 +31,11 @@ function statusCode(err: unknown): number | undefined {
 }
 
 /**
- * The reconciler's engine side (DESIGN.md §4). It judges only objects carrying this instance's label — other
- * Slipway instances (another database, another task queue) share the engine and their objects are not ours to
- * judge — and only objects older than the grace, so a deployment whose record and workflow are being created
- * right now is never touched. Removed: what belongs to a destroyed deployment (or one asked to be) or to one this
- * instance's database does not know; then org networks nothing of ours uses any more.
+ * The reconciler's engine side (docs/architecture.md, "A deployment's lifecycle, as workflows"). It judges only objects
+ * carrying this instance's label — other Slipway instances (another database, another task queue) share the engine and
+ * their objects are not ours to judge — and only objects older than the grace, so a deployment whose record and
+ * workflow are being created right now is never touched. Removed: what belongs to a destroyed deployment (or one asked
+ * to be) or to one this instance's database does not know; then org networks nothing of ours uses any more.
  */
 export function createReconcileActivities(deps: {
   docker: Docker;
@@ -79,7 +79,8 @@ export function createReconcileActivities(deps: {
      * deployments that still hold engine objects: the reconcile workflow sends each workflow its destroy.
      */
     async planReconcile(): Promise<{ hidden: string[]; destroyed: string[] }> {
-      // Records from before env values were sealed get sealed now, a batch per run (DESIGN.md §4).
+      // Records from before env values were sealed get sealed now, a batch per run (docs/architecture.md, "A
+      // deployment's lifecycle, as workflows").
       for (const r of await store.withPlainEnv(SEAL_BATCH)) {
         const envVars = r.envVars ?? {};
         let sealed;

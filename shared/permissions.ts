@@ -1,7 +1,8 @@
 /**
- * Scopes and permissions share one vocabulary (DESIGN.md §5): a request needs the permission in the token's scopes
- * AND in the user's org role AND, for a resource inside a project, in the user's project role. This file is the one
- * table of who may do what; authorize (shared/authz) enforces it and the OpenAPI description is generated from it.
+ * Scopes and permissions share one vocabulary (docs/architecture.md, "Identity and permissions"): a request needs the
+ * permission in the token's scopes AND in the user's org role AND, for a resource inside a project, in the user's
+ * project role. This file is the one table of who may do what; authorize (shared/authz) enforces it and the OpenAPI
+ * description is generated from it.
  */
 export const PERMISSIONS = [
   'deployment.read',

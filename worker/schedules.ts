@@ -70,7 +70,10 @@ export const ensureWebhookOutboxSchedule = (
     purpose: 'Starts the delivery of sales events that have none running',
   });
 
-/** The reconciler (DESIGN.md §4): removes this instance's engine objects of destroyed or unknown deployments. */
+/**
+ * The reconciler (docs/architecture.md, "A deployment's lifecycle, as workflows"): removes this instance's engine
+ * objects of destroyed or unknown deployments.
+ */
 export const ensureReconcileSchedule = (client: Client, opts: { taskQueue: string; everyS: number }) =>
   ensureIntervalSchedule(client, {
     scheduleId: reconcileScheduleId(opts.taskQueue),

@@ -17,7 +17,10 @@ export const bridgeName = (orgId: string) =>
     .slice(0, 15 - BRIDGE_PREFIX.length)}`;
 const BRIDGE_NAME_OPTION = 'com.docker.network.bridge.name';
 
-/** One bridge network per organisation, so tenants cannot reach each other (DESIGN.md §7). */
+/**
+ * One bridge network per organisation, so tenants cannot reach each other (docs/architecture.md, "Providers and the
+ * engine").
+ */
 export function createOrgNetworks({ docker, instance }: { docker: Docker; instance: string }) {
   return {
     /**

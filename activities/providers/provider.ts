@@ -15,26 +15,27 @@ export type {
 export type { HttpProbe } from '../../shared/engine/probe';
 
 /**
- * The deployment provider interface (DESIGN.md §7): what the deployment workflow may ask of a platform, through
- * activities. engine_local (engine-local.ts) implements all of it; a cloud adapter implements the same.
+ * The deployment provider interface (docs/architecture.md, "Providers and the engine"): what the deployment workflow
+ * may ask of a platform, through activities. engine_local (engine-local.ts) implements all of it; a cloud adapter
+ * implements the same.
  *
  * The issue's verbs map onto it as follows:
  * - deploy   = prepareImage, then startInstance for replicas 0..N-1, then waitInstanceReady on each;
  * - stop     = stopInstances;         start = startInstances, then waitInstanceReady on each returned instance;
  * - scale    = startInstance for the new replica indexes (+ waitInstanceReady), removeInstances({replicasFrom: N});
  * - redeploy / rollback = startInstance with the next revision beside the old one, waitInstanceReady, switch the
- *   edge route to the new upstreams, then removeInstances({exceptRevision: new}); pruneImages with the last N
- *   releases' imageIds;
+ * edge route to the new upstreams, then removeInstances({exceptRevision: new}); pruneImages with the last N releases'
+ * imageIds;
  * - destroy  = destroy;  logs, health, metrics as named.
  *
- * An instance is one container of one release, identified by (deploymentId, revision, replica). Every call is safe
- * to retry (Temporal retries activities): the ones marked "Idempotent" end in the same state when run twice, or
- * after a half-finished attempt. Everything returned is plain JSON (it goes into workflow history) and carries no
- * env values and no engine text.
+ * An instance is one container of one release, identified by (deploymentId, revision, replica). Every call is safe to
+ * retry (Temporal retries activities): the ones marked "Idempotent" end in the same state when run twice, or after a
+ * half-finished attempt. Everything returned is plain JSON (it goes into workflow history) and carries no env values
+ * and no engine text.
  *
- * Failures are thrown as Temporal ApplicationFailure. The non-retryable ones the caller should show have a `type`
- * from PROVIDER_FAILURES and, as `details[0]`, a FailureDetails (read it with `failureDetails(err.cause)` in the
- * workflow). Any other failure is internal (engine down, …): log it, tell the user something generic.
+ * Failures are thrown as Temporal ApplicationFailure. The non-retryable ones the caller should show have a `type` from
+ * PROVIDER_FAILURES and, as `details[0]`, a FailureDetails (read it with `failureDetails(err.cause)` in the workflow).
+ * Any other failure is internal (engine down, …): log it, tell the user something generic.
  */
 
 export interface ResourceLimits {

@@ -6,7 +6,10 @@ import type { CanOptions } from '../http/auth';
 import type { RouteDef } from '../http/routes';
 import type { ToolDef } from '../mcp/tool';
 
-/** The three HTTP origins a feature can serve (DESIGN.md §1); MCP tools come from the same features. */
+/**
+ * The three HTTP origins a feature can serve (docs/architecture.md, "Processes and the parts they use"); MCP tools come
+ * from the same features.
+ */
 export type Origin = 'compat' | 'platform' | 'entitlements';
 
 /**

@@ -107,9 +107,9 @@ function createdId(body: unknown, d: Derived): string | undefined {
 const WAIT_MS = 5000;
 
 /**
- * The audit event of every mutating route (DESIGN.md §16), mounted by mountRoutes after authentication. The event
- * is written before the response ends (res.end waits for the insert): a client that saw its answer can read the
- * event at once, so the trail is never behind what callers observed — and it costs one insert, on writes only. A
+ * The audit event of every mutating route (docs/architecture.md, "Audit"), mounted by mountRoutes after authentication.
+ * The event is written before the response ends (res.end waits for the insert): a client that saw its answer can read
+ * the event at once, so the trail is never behind what callers observed — and it costs one insert, on writes only. A
  * failed write is logged and never fails the request. Bodies are never stored: only the path's IDs and a created
  * resource's ID, so no secret sent or returned (values, keys, tokens) can reach the trail.
  */

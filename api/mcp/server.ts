@@ -73,7 +73,10 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Tool['inputSchem
   return s as Tool['inputSchema'];
 }
 
-/** Whether the caller may see a tool: the permission in the token's scopes AND its org role (DESIGN.md §5). */
+/**
+ * Whether the caller may see a tool: the permission in the token's scopes AND its org role (docs/architecture.md,
+ * "Identity and permissions").
+ */
 const visible = (p: Principal, permission: Permission | null) =>
   permission === null || (p.token.scopes.includes(permission) && roleAllows(p.user.role, permission));
 

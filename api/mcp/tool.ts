@@ -53,8 +53,8 @@ export interface ToolCall<I> {
 type AnyObject = z.ZodObject<any>;
 
 /**
- * One MCP tool, defined once over the services (DESIGN.md §14) and served by both transports (HTTP and stdio). The
- * input is built from the REST routes' zod schemas, so a tool accepts what the route accepts.
+ * One MCP tool, defined once over the services (docs/architecture.md, "MCP") and served by both transports (HTTP and
+ * stdio). The input is built from the REST routes' zod schemas, so a tool accepts what the route accepts.
  */
 export interface ToolDef<I extends AnyObject = AnyObject, O extends AnyObject = AnyObject> {
   name: string;

@@ -43,13 +43,13 @@ const messagesOf = (body: unknown): RpcMessage[] =>
   (Array.isArray(body) ? body : [body]).filter((m): m is RpcMessage => typeof m === 'object' && m !== null);
 
 /**
- * `/mcp`: the stateless streamable-HTTP MCP server (DESIGN.md §14). Every POST is authenticated with the same `svc_`
- * tokens as the REST origins and served by a fresh server and transport, so nothing lives between requests and any
- * api process answers any call. Budget: 300 requests per 5 minutes per token. A tools/call spends it inside the
+ * `/mcp`: the stateless streamable-HTTP MCP server (docs/architecture.md, "MCP"). Every POST is authenticated with the
+ * same `svc_` tokens as the REST origins and served by a fresh server and transport, so nothing lives between requests
+ * and any api process answers any call. Budget: 300 requests per 5 minutes per token. A tools/call spends it inside the
  * frame (a refusal is an isError result with retryAfterS, which an agent reads); every other request (initialize,
- * tools/list, ping) spends it here, and a refusal is a 429 with Retry-After and a JSON-RPC error. Notifications
- * (no id) are not requests and spend nothing. GET (a server-to-client stream) and DELETE (ending a session) have
- * no meaning without sessions: 405.
+ * tools/list, ping) spends it here, and a refusal is a 429 with Retry-After and a JSON-RPC error. Notifications (no id)
+ * are not requests and spend nothing. GET (a server-to-client stream) and DELETE (ending a session) have no meaning
+ * without sessions: 405.
  */
 export function mcpRouter(deps: AppDeps): Router {
   const router = Router();

@@ -17,9 +17,9 @@ import { StackError } from './stack-error';
 export { BASE_IMAGE_NAMES, type BaseImageName } from '../../shared/build/base-images';
 
 /**
- * Slipway's base images, built on this machine because no container registry is reachable (DESIGN.md §13): a
- * Debian minbase made by debootstrap and imported once, then one ordinary Dockerfile per base on top of it.
- * Every image is tagged by a hash of its inputs (and `latest`), so a second run finds them in a second.
+ * Slipway's base images, built on this machine because no container registry is reachable (docs/architecture.md,
+ * "Builds and images"): a Debian minbase made by debootstrap and imported once, then one ordinary Dockerfile per base
+ * on top of it. Every image is tagged by a hash of its inputs (and `latest`), so a second run finds them in a second.
  */
 const IMAGES_DIR = path.join(repoRoot, 'scripts', 'images');
 const OVERLAY = path.join(IMAGES_DIR, 'debian', 'overlay');

@@ -57,7 +57,10 @@ export async function startCaddy(opts: CaddyOptions): Promise<{ proc: Managed; a
   return { proc, adminUrl };
 }
 
-/** The edge router (DESIGN.md §12): Caddy, built from its Go module and cached like the other servers. */
+/**
+ * The edge router (docs/architecture.md, "Edge router"): Caddy, built from its Go module and cached like the other
+ * servers.
+ */
 export const edge: Part = {
   name: 'caddy',
   async start(ctx: PartContext): Promise<PartResult> {

@@ -275,7 +275,8 @@ export const docker: Part = {
 
 /**
  * Redis holds what must be atomic across api processes (rate limits, quotas): FerretDB's updates are not
- * (DESIGN.md §2). Debian's redis-server, bound to loopback, with its snapshot under the data directory.
+ * (docs/architecture.md, "Decisions, and why"). Debian's redis-server, bound to loopback, with its snapshot under the
+ * data directory.
  */
 export const redis: Part = {
   name: 'redis',

@@ -46,7 +46,8 @@ export const TOOLS = {
     pkg: '.',
     insteadVar: 'S3_ENDPOINT',
   },
-  // The edge router (DESIGN.md §12); v2.11.9's go.mod asks for Go 1.26.0. Only its standard modules are needed.
+  // The edge router (docs/architecture.md, "Edge router"); v2.11.9's go.mod asks for Go 1.26.0. Only its standard
+  // modules are needed.
   caddy: {
     module: 'github.com/caddyserver/caddy/v2',
     version: 'v2.11.9',

@@ -6,8 +6,8 @@ import type { AiProviderRecord, AiProviderSummary } from './types';
 const WITHOUT_KEY = { projection: { apiKeySealed: 0 } } as const;
 
 /**
- * MongoDB access to AI providers. A provider is changed by its org's admins through single-document `$set`s;
- * nothing rests on a read-modify-write (DESIGN.md §2): name uniqueness is the unique index's.
+ * MongoDB access to AI providers. A provider is changed by its org's admins through single-document `$set`s; nothing
+ * rests on a read-modify-write (docs/architecture.md, "Decisions, and why"): name uniqueness is the unique index's.
  */
 export function createAiProviderStore(db: Db) {
   const col = db.collection<AiProviderRecord>('ai_providers');

@@ -2,8 +2,8 @@ import type { ProviderConnection, ProviderKind } from '../ai/types';
 import type { Sealed } from '../secrets/box';
 
 /**
- * An organisation's AI provider (DESIGN.md §15). The key exists only sealed with the vault's box (AES-256-GCM,
- * bound to this record): no read model, response or log carries it.
+ * An organisation's AI provider (docs/architecture.md, "AI builder"). The key exists only sealed with the vault's box
+ * (AES-256-GCM, bound to this record): no read model, response or log carries it.
  */
 export interface AiProviderRecord {
   _id: string;

@@ -1,4 +1,4 @@
-/** The two wire protocols a provider may speak (DESIGN.md §15). */
+/** The two wire protocols a provider may speak (docs/architecture.md, "AI builder"). */
 export const PROVIDER_KINDS = ['openai_compatible', 'anthropic'] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
 

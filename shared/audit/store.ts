@@ -6,7 +6,7 @@ import type { AuditEvent, AuditQuery } from './types';
 /**
  * The audit trail: append-only by construction. The store offers insert and reads, and nothing that updates or
  * deletes, so no route or service can rewrite history through it. Each event is an immutable insert, which is also
- * what FerretDB makes safe under concurrency (DESIGN.md §2).
+ * what FerretDB makes safe under concurrency (docs/architecture.md, "Decisions, and why").
  */
 export function createAuditStore(db: Db) {
   const events = db.collection<AuditEvent>('audit_events');

@@ -10,8 +10,9 @@ export const AUDIT_ORIGINS = ['compat', 'platform', 'mcp'] as const;
 export type AuditOrigin = (typeof AUDIT_ORIGINS)[number];
 
 /**
- * One change, or one attempt at one, in an organisation (DESIGN.md §16). Immutable once written: the store has no
- * update or delete. It holds no request or response body, so no secret a caller sent or received can land here.
+ * One change, or one attempt at one, in an organisation (docs/architecture.md, "Audit"). Immutable once written: the
+ * store has no update or delete. It holds no request or response body, so no secret a caller sent or received can land
+ * here.
  */
 export interface AuditEvent {
   _id: string;

@@ -29,7 +29,7 @@ export interface OrgLeaseOptions {
 
 /**
  * The per-organisation build bound across workers (BUILD_CONCURRENCY_PER_ORG), as leases in Redis: MongoDB
- * (FerretDB) cannot count atomically, Redis can (DESIGN.md §6).
+ * (FerretDB) cannot count atomically, Redis can (docs/architecture.md, "Rate limits and quotas").
  */
 export function createOrgBuildLeases(redis: Redis, opts: OrgLeaseOptions) {
   const leaseMs = opts.leaseMs ?? 30_000;

@@ -3,9 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 
 /**
- * What a generated Dockerfile's dependency step needs to reach the package registries the way the worker's host
- * does: the CA bundle the host trusts (where registry traffic passes a proxy with its own CA, DESIGN.md §13) and
- * the registry URLs the host's npm and pip are configured with. Only the dependency-install stage sees these.
+ * What a generated Dockerfile's dependency step needs to reach the package registries the way the worker's host does:
+ * the CA bundle the host trusts (where registry traffic passes a proxy with its own CA, docs/architecture.md, "Builds
+ * and images") and the registry URLs the host's npm and pip are configured with. Only the dependency-install stage sees
+ * these.
  */
 export interface BuildRegistries {
   /** A PEM bundle on the worker's host, copied into the build context for the install step. */

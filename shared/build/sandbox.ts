@@ -3,9 +3,9 @@ import type Docker from 'dockerode';
 import { LABELS } from '../constants';
 
 /**
- * Where RUN steps run: a bridge of its own whose interface name starts with `slw-`, so the host firewall's rules
- * for every `slw+` interface (no host ports, no private or metadata ranges; DESIGN.md §8) apply to builds, and
- * without inter-container traffic, so two builds never reach each other.
+ * Where RUN steps run: a bridge of its own whose interface name starts with `slw-`, so the host firewall's rules for
+ * every `slw+` interface (no host ports, no private or metadata ranges; docs/architecture.md, "Builds and images")
+ * apply to builds, and without inter-container traffic, so two builds never reach each other.
  */
 export const BUILD_NETWORK = { name: 'slipway-build', bridge: 'slw-build' } as const;
 const PURPOSE_LABEL = 'dev.slipway.purpose';

@@ -3,9 +3,10 @@ import type { Db } from 'mongodb';
 import { guard } from '../db/mongo';
 
 /**
- * A session's Git binding (DESIGN.md §15): the remote and branch it was imported from or last pushed to, and the
- * commit it left there. One writer per session at a time: the session's Git workflow (builder-git/<sessionId>),
- * whose ID Temporal lets run once at a time; the import writes it before its session is visible.
+ * A session's Git binding (docs/architecture.md, "AI builder"): the remote and branch it was imported from or last
+ * pushed to, and the commit it left there. One writer per session at a time: the session's Git workflow
+ * (builder-git/<sessionId>), whose ID Temporal lets run once at a time; the import writes it before its session is
+ * visible.
  */
 export interface GitBindingRecord {
   /** The session's ID. */

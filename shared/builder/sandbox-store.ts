@@ -8,10 +8,10 @@ import { isTaken } from './store';
 import type { CheckpointRecord, Session } from './types';
 
 /**
- * The live preview of a builder session (DESIGN.md §15): one container per session, synced by the workflow
- * `sandbox/<sessionId>`. Two writers, on disjoint fields, each writing whole values (FerretDB has no atomic
- * read-modify-write): the api writes the configuration (PUT …/sandbox), the session's sandbox workflow — one
- * command at a time — writes what it applied.
+ * The live preview of a builder session (docs/architecture.md, "AI builder"): one container per session, synced by the
+ * workflow `sandbox/<sessionId>`. Two writers, on disjoint fields, each writing whole values (FerretDB has no atomic
+ * read-modify-write): the api writes the configuration (PUT …/sandbox), the session's sandbox workflow — one command at
+ * a time — writes what it applied.
  */
 
 export const SANDBOX_RUNTIMES = ['node', 'static', 'python'] as const;
@@ -20,7 +20,9 @@ export type SandboxRuntime = (typeof SANDBOX_RUNTIMES)[number];
 export const SANDBOX_STATUSES = ['configured', 'running', 'stopped', 'failed'] as const;
 export type SandboxStatus = (typeof SANDBOX_STATUSES)[number];
 
-/** What the last sync did: nothing, copied files, copied and restarted, reinstalled dependencies, or a new container. */
+/**
+ * What the last sync did: nothing, copied files, copied and restarted, reinstalled dependencies, or a new container.
+ */
 export const SYNC_ACTIONS = ['none', 'copy', 'restart', 'reinstall', 'recreate'] as const;
 export type SyncAction = (typeof SYNC_ACTIONS)[number];
 

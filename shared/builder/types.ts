@@ -1,8 +1,9 @@
 /**
- * The AI builder's records (DESIGN.md §15). What must hold under concurrency rests on unique indexes and immutable
- * inserts, never on an update that reads first (FerretDB has no atomic read-modify-write, shared/db/mongo.ts):
+ * The AI builder's records (docs/architecture.md, "AI builder"). What must hold under concurrency rests on unique
+ * indexes and immutable inserts, never on an update that reads first (FerretDB has no atomic read-modify-write,
+ * shared/db/mongo.ts):
  * - the head of a session is its checkpoint of highest `seq`; a checkpoint is inserted with seq = parent.seq + 1
- *   under a unique (sessionId, seq) index, so two writers that started from the same head cannot both win;
+ * under a unique (sessionId, seq) index, so two writers that started from the same head cannot both win;
  * - one default session per project: a unique (projectId, defaultKey) index;
  * - one running turn per session: a marker whose _id is the session's;
  * - turn events: unique (turnId, seq).

@@ -3,10 +3,10 @@ import { type Db, MongoClient, MongoServerError } from 'mongodb';
 import { DatabaseError } from '../errors';
 
 /**
- * The rule every store follows (DESIGN.md §2): no correctness may depend on an atomic read-modify-write in MongoDB.
- * The embedded FerretDB runs an update as read, modify, write without isolation: 200 concurrent
- * `findOneAndUpdate({_id}, {$inc: {n: 1}})` end with n between 1 and 33, and a count followed by an insert lets
- * every concurrent caller see room. So what must hold under concurrency rests on one of:
+ * The rule every store follows (docs/architecture.md, "Decisions, and why"): no correctness may depend on an atomic
+ * read-modify-write in MongoDB. The embedded FerretDB runs an update as read, modify, write without isolation: 200
+ * concurrent `findOneAndUpdate({_id}, {$inc: {n: 1}})` end with n between 1 and 33, and a count followed by an insert
+ * lets every concurrent caller see room. So what must hold under concurrency rests on one of:
  * - a unique index (a second insert of the same key fails: idempotent IDs, one intent per deployment);
  * - inserts of immutable documents (events, intents), read back rather than counted up;
  * - one writer per document: the entity's Temporal workflow, which runs one command at a time;

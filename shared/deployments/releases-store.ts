@@ -14,9 +14,9 @@ export const RELEASE_STATUSES = ['starting', 'active', 'superseded', 'failed'] a
 export type ReleaseStatus = (typeof RELEASE_STATUSES)[number];
 
 /**
- * One release of a deployment (DESIGN.md §4): what ran, inserted once and never rewritten, except `status` and
- * the times beside it, which only the deployment's own workflow writes (one command at a time, so no
- * read-modify-write race on FerretDB).
+ * One release of a deployment (docs/architecture.md, "A deployment's lifecycle, as workflows"): what ran, inserted once
+ * and never rewritten, except `status` and the times beside it, which only the deployment's own workflow writes (one
+ * command at a time, so no read-modify-write race on FerretDB).
  */
 export interface ReleaseRecord {
   /** `<deploymentId>:<revision>`; the unique (deploymentId, revision) index guards it too. */

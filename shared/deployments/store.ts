@@ -14,7 +14,10 @@ export interface StatusChange {
   url?: string | null;
   error?: DeploymentFailure | null;
   container?: DeploymentRecord['container'] | null;
-  /** The serving release and what it runs (entity commands, DESIGN.md §4). */
+  /**
+   * The serving release and what it runs (entity commands, docs/architecture.md, "A deployment's lifecycle, as
+   * workflows").
+   */
   revision?: number;
   replicas?: number;
   instances?: DeploymentRecord['instances'] | null;
@@ -55,7 +58,10 @@ export function createDeploymentStore(db: Db) {
       await this.metrics.ensureIndexes();
     },
 
-    /** Inserts the queued record; a duplicate `_id` (same org + requestId) throws the driver's 11000 inside a DatabaseError. */
+    /**
+     * Inserts the queued record; a duplicate `_id` (same org + requestId) throws the driver's 11000 inside a
+     * DatabaseError.
+     */
     async insert(record: DeploymentRecord) {
       await guard('deployments.insert', () => col.insertOne(record));
     },

@@ -78,7 +78,10 @@ export interface DeploymentRecord {
   provider: Provider;
   source: DeploymentSource;
   port: number;
-  /** Names of the environment variables; the values are secrets and live only in `envSealed` (DESIGN.md §4). */
+  /**
+   * Names of the environment variables; the values are secrets and live only in `envSealed` (docs/architecture.md, "A
+   * deployment's lifecycle, as workflows").
+   */
   envNames?: string[];
   /** The name → value map as JSON, AES-256-GCM under SECRETS_KEY, bound to this deployment (deployment-env.ts). */
   envSealed?: Sealed;

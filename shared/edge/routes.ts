@@ -1,8 +1,8 @@
 import net from 'node:net';
 
 /**
- * The Caddy JSON the edge router is driven with (DESIGN.md §12), and the stable addresses of deployments. Pure:
- * no I/O here, so what the router is told can be read and tested without one.
+ * The Caddy JSON the edge router is driven with (docs/architecture.md, "Edge router"), and the stable addresses of
+ * deployments. Pure: no I/O here, so what the router is told can be read and tested without one.
  */
 
 /** Where deployments are reached: `http://<name>-<short id>.<domain>:<port>`. */

@@ -3,9 +3,10 @@ import type Docker from 'dockerode';
 import { LABELS } from '../constants';
 
 /**
- * Reading a deployment's instances on the engine (one container per deployment, revision and replica, found by
- * its labels). Read-only and shared: the worker's provider (activities/providers/engine-local.ts) acts on what
- * this selects, and the api reads health and metrics through it without importing activities (DESIGN.md §3).
+ * Reading a deployment's instances on the engine (one container per deployment, revision and replica, found by its
+ * labels). Read-only and shared: the worker's provider (activities/providers/engine-local.ts) acts on what this
+ * selects, and the api reads health and metrics through it without importing activities (docs/architecture.md, "Layers
+ * and where code goes").
  */
 
 /** Selects instances of one deployment; every given condition must hold. Empty selects them all. */

@@ -2,7 +2,10 @@ import { createHash, randomInt } from 'node:crypto';
 
 export const TOKEN_PREFIX = 'svc_';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-/** 43 base62 characters carry 256 bits, the ≥32 random bytes DESIGN.md §5 asks for. */
+/**
+ * 43 base62 characters carry 256 bits, at least the 32 random bytes a token needs (docs/architecture.md, "Identity and
+ * permissions").
+ */
 const SECRET_LENGTH = 43;
 export const TOKEN_PATTERN = /^svc_[0-9A-Za-z]{43}$/;
 

@@ -1,6 +1,9 @@
 import type { SecretEnvironment } from '../secrets/store';
 
-/** A member's role inside one project (DESIGN.md §5); org owners and admins act as project admins everywhere. */
+/**
+ * A member's role inside one project (docs/architecture.md, "Identity and permissions"); org owners and admins act as
+ * project admins everywhere.
+ */
 export const PROJECT_ROLES = ['admin', 'developer', 'viewer'] as const;
 export type ProjectRole = (typeof PROJECT_ROLES)[number];
 

@@ -119,8 +119,9 @@ const grantedOf = (permission: Permission, inProject: boolean) => {
 };
 
 /**
- * The documented rule (the OpenAPI description, DESIGN.md §5), from the table alone: token scope, then org role,
- * then — below org admin — the project role inside a project, a project one is not a member of being 404.
+ * The documented rule (the OpenAPI description, docs/architecture.md, "Identity and permissions"), from the table
+ * alone: token scope, then org role, then — below org admin — the project role inside a project, a project one is not a
+ * member of being 404.
  */
 function expected(
   orgRole: OrgRole,

@@ -96,7 +96,8 @@ describe('walking skeleton (real Temporal dev server, FerretDB, Docker Engine)',
     });
     const deployed = (await workflow.fetchHistory()).events ?? [];
     const started = deployed[0]?.workflowExecutionStartedEventAttributes;
-    // The input names the env variable and never carries its value (DESIGN.md §4).
+    // The input names the env variable and never carries its value (docs/architecture.md, "A deployment's lifecycle, as
+    // workflows").
     expect(decode(started?.input?.payloads?.[0])).toMatchObject({
       deploymentId,
       orgId,

@@ -4,7 +4,8 @@ import type { FileEntry } from '../../shared/builder/types';
 
 /**
  * What the api needs to start a builder turn: its workflow's type name, ID and input, no workflow code
- * (DESIGN.md §3). The name is the exported function's name in workflow.ts, which the worker registers.
+ * (docs/architecture.md, "Layers and where code goes"). The name is the exported function's name in workflow.ts, which
+ * the worker registers.
  */
 export const BUILDER_TURN_WORKFLOW = 'builderTurnWorkflow';
 

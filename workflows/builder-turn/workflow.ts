@@ -35,10 +35,10 @@ function turnError(err: unknown): TurnError {
 }
 
 /**
- * One model turn of a builder session (DESIGN.md §15): the model sees the files and the conversation, edits
- * through tools, and the turn ends with a checkpoint of what it changed and the assistant's message. Every event
- * is stored as it happens, so the HTTP stream tails the store and a client can reconnect; whatever fails, the turn
- * ends (with a typed error) and frees the session for the next message.
+ * One model turn of a builder session (docs/architecture.md, "AI builder"): the model sees the files and the
+ * conversation, edits through tools, and the turn ends with a checkpoint of what it changed and the assistant's
+ * message. Every event is stored as it happens, so the HTTP stream tails the store and a client can reconnect; whatever
+ * fails, the turn ends (with a typed error) and frees the session for the next message.
  */
 export async function builderTurnWorkflow(turn: TurnInput): Promise<TurnResult> {
   let changes: TurnChanges = {};

@@ -1,6 +1,6 @@
 /**
  * What the api needs to start and command a deployment's workflow, and nothing else: the api imports this file,
- * never the workflow code (DESIGN.md §3).
+ * never the workflow code (docs/architecture.md, "Layers and where code goes").
  */
 import { ApplicationFailure, defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
@@ -53,8 +53,9 @@ export const COMMANDS = ['stop', 'start', 'redeploy', 'scale', 'rollback', 'dest
 export type CommandName = (typeof COMMANDS)[number];
 
 /**
- * The commands each status accepts (DESIGN.md §4). A deploy in progress can only be destroyed; a failed one can
- * be fixed by a redeploy (new env) or a rollback to a release that was healthy; `scale` to 0 is a stop.
+ * The commands each status accepts (docs/architecture.md, "A deployment's lifecycle, as workflows"). A deploy in
+ * progress can only be destroyed; a failed one can be fixed by a redeploy (new env) or a rollback to a release that was
+ * healthy; `scale` to 0 is a stop.
  */
 export const ALLOWED_COMMANDS: Record<DeploymentStatus, readonly CommandName[]> = {
   queued: ['destroy'],

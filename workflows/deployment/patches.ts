@@ -1,6 +1,7 @@
 /**
- * Changes to the deployment workflow that alter its commands, each behind `patched()`: deployments already running
- * the code before it replay their recorded histories unchanged (DESIGN.md §4, test/unit/replay.test.ts).
+ * Changes to the deployment workflow that alter its commands, each behind `patched()`: deployments already running the
+ * code before it replay their recorded histories unchanged (docs/architecture.md, "A deployment's lifecycle, as
+ * workflows", test/unit/replay.test.ts).
  */
 export const PATCHES = {
   /** startContainer waits for its cancellation to complete. */

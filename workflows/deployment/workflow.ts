@@ -63,10 +63,10 @@ function statusAfter(p: Pending, s: DeploymentStatus): DeploymentStatus {
 }
 
 /**
- * One deployment, from queued to destroyed (DESIGN.md §4): the first deploy, then commands — stop, start,
- * redeploy, scale, rollback, destroy — sent as Updates, refused by their validators when the status does not
- * allow them, and carried out one at a time in the order accepted. A destroy (signal or update) cancels whatever
- * runs, so nothing a deploy or command started outlives the record.
+ * One deployment, from queued to destroyed (docs/architecture.md, "A deployment's lifecycle, as workflows"): the first
+ * deploy, then commands — stop, start, redeploy, scale, rollback, destroy — sent as Updates, refused by their
+ * validators when the status does not allow them, and carried out one at a time in the order accepted. A destroy
+ * (signal or update) cancels whatever runs, so nothing a deploy or command started outlives the record.
  */
 export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promise<void> {
   upsertSearchAttributes([

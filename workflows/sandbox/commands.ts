@@ -1,6 +1,6 @@
 /**
  * What the api (and the builder turn's activity) need to drive a session's sandbox workflow: its name, ID, input
- * and update, no workflow code (DESIGN.md §3).
+ * and update, no workflow code (docs/architecture.md, "Layers and where code goes").
  */
 import { defineUpdate } from '@temporalio/workflow';
 
@@ -8,7 +8,7 @@ import type { SyncAction } from '../../shared/builder/sandbox-store';
 
 export const SANDBOX_WORKFLOW = 'sandboxWorkflow';
 
-/** One per session, named by the design (DESIGN.md §15). */
+/** One per session, named by the design (docs/architecture.md, "AI builder"). */
 export const sandboxWorkflowId = (sessionId: string) => `sandbox/${sessionId}`;
 
 export interface SandboxInput {

@@ -26,10 +26,10 @@ const { stopSandbox, markSandboxFailed } = proxyActivities<SandboxActivities>({
 const SYNCS_PER_RUN = 100;
 
 /**
- * The live preview of a builder session (DESIGN.md §15), one command at a time: each `sync` update names the head it
- * wants shown; the loop applies the newest head asked for (requests that arrive during a sync are answered by the
- * next one, whatever their number), and every update answers with the sync that covered it. A sandbox nobody synced
- * for `idleS` is stopped, and the next sync makes it anew.
+ * The live preview of a builder session (docs/architecture.md, "AI builder"), one command at a time: each `sync` update
+ * names the head it wants shown; the loop applies the newest head asked for (requests that arrive during a sync are
+ * answered by the next one, whatever their number), and every update answers with the sync that covered it. A sandbox
+ * nobody synced for `idleS` is stopped, and the next sync makes it anew.
  */
 export async function sandboxWorkflow(input: SandboxInput): Promise<void> {
   let wanted: SyncRequest | undefined;

@@ -1,6 +1,7 @@
 /**
- * What the api needs to start the webhook workflows: their type names and inputs, no workflow code (DESIGN.md §3).
- * The names are the exported functions' names in workflow.ts, which the worker registers.
+ * What the api needs to start the webhook workflows: their type names and inputs, no workflow code
+ * (docs/architecture.md, "Layers and where code goes"). The names are the exported functions' names in workflow.ts,
+ * which the worker registers.
  */
 export const WEBHOOK_WORKFLOWS = {
   delivery: 'webhookDeliveryWorkflow',

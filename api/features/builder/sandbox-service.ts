@@ -26,9 +26,9 @@ import type { BuilderService } from './service';
 const DEFAULT_PORTS: Record<SandboxRuntime, number> = { node: 3000, static: 8080, python: 8000 };
 
 /**
- * The live preview of a builder session (DESIGN.md §15): the api stores the configuration; the session's workflow
- * `sandbox/<sessionId>` applies heads to its container, one sync at a time, and answers each request with the sync
- * that covered it.
+ * The live preview of a builder session (docs/architecture.md, "AI builder"): the api stores the configuration; the
+ * session's workflow `sandbox/<sessionId>` applies heads to its container, one sync at a time, and answers each request
+ * with the sync that covered it.
  */
 export function createSandboxService(deps: {
   sessions: Pick<BuilderService, 'load'>;

@@ -32,9 +32,9 @@ export const staleHead = (expected: string | null, head: CheckpointRecord | unde
   );
 
 /**
- * Sessions, files, checkpoints, revert, providers and shares of the AI builder (DESIGN.md §15). Every head move is
- * an insert of the next checkpoint (store.appendCheckpoint): with expectedHead a lost race is 409, without it the
- * change is re-applied to the new head, so no concurrent save is ever lost.
+ * Sessions, files, checkpoints, revert, providers and shares of the AI builder (docs/architecture.md, "AI builder").
+ * Every head move is an insert of the next checkpoint (store.appendCheckpoint): with expectedHead a lost race is 409,
+ * without it the change is re-applied to the new head, so no concurrent save is ever lost.
  */
 export function createBuilderService(deps: {
   store: BuilderStore;

@@ -75,9 +75,10 @@ const notFound = (id: string) =>
   new AppError('DEPLOYMENT_NOT_FOUND', `No deployment ${id} in this organisation.`, { deploymentId: id });
 
 /**
- * The deployment controls of DESIGN.md §4 — stop, start, redeploy, scale, rollback — as the api sends them: each is
- * a Workflow Update on `deployment/<id>`, answered once the workflow accepted it (its validator checked the status)
- * and carried out in the order accepted. Destroy stays DeploymentService.destroy (intent, hide, signal).
+ * The deployment controls (docs/architecture.md, "A deployment's lifecycle, as workflows") — stop, start, redeploy,
+ * scale, rollback — as the api sends them: each is a Workflow Update on `deployment/<id>`, answered once the workflow
+ * accepted it (its validator checked the status) and carried out in the order accepted. Destroy stays
+ * DeploymentService.destroy (intent, hide, signal).
  */
 export function createDeploymentCommands(deps: {
   store: Pick<DeploymentStore, 'get' | 'releases'>;

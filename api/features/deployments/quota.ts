@@ -10,21 +10,21 @@ import type { Redis } from '../../../shared/redis';
  * Plan quotas (live deployments per organisation), enforced atomically in Redis.
  *
  * Why not MongoDB: a count followed by an insert lets every concurrent request see room (30 concurrent deploys in a
- * free org created 30 containers against a quota of 3), and FerretDB cannot make a counter atomic either: its
- * updates are not atomic read-modify-writes (DESIGN.md §2). No correctness may rest on a MongoDB read-modify-write;
- * use a unique index, an immutable insert, Temporal's one-command-at-a-time, or Redis, as here.
+ * free org created 30 containers against a quota of 3), and FerretDB cannot make a counter atomic either: its updates
+ * are not atomic read-modify-writes (docs/architecture.md, "Decisions, and why"). No correctness may rest on a MongoDB
+ * read-modify-write; use a unique index, an immutable insert, Temporal's one-command-at-a-time, or Redis, as here.
  *
- * Each organisation has a sorted set of slots, one per deployment that counts: the score is +inf once the
- * deployment's workflow start is confirmed, else the end of a lease (ms). Taking a slot is one Lua script (check
- * the size, add), so a burst of any size admits exactly the quota. MongoDB stays the record of truth, and the
- * slots are reconciled against it without ever taking part in the admission:
+ * Each organisation has a sorted set of slots, one per deployment that counts: the score is +inf once the deployment's
+ * workflow start is confirmed, else the end of a lease (ms). Taking a slot is one Lua script (check the size, add), so
+ * a burst of any size admits exactly the quota. MongoDB stays the record of truth, and the slots are reconciled against
+ * it without ever taking part in the admission:
  * - pruning, when a deploy finds the set full: slots whose record is destroyed, failed or (lease over) absent go,
- *   and an unconfirmed slot whose lease ran out goes unless Temporal has its workflow. Pruning only removes (and
- *   only a slot still as it was read), so it can free room but never admit past the quota. This is how a
- *   destroyed or failed deployment gives its slot back: the worker and the destroy path need not know slots exist.
+ * and an unconfirmed slot whose lease ran out goes unless Temporal has its workflow. Pruning only removes (and only a
+ * slot still as it was read), so it can free room but never admit past the quota. This is how a destroyed or failed
+ * deployment gives its slot back: the worker and the destroy path need not know slots exist.
  * - syncing, when the organisation's sync marker is missing (a Redis that lost its data, or every QUOTA_RESYNC_S):
- *   every live record of MongoDB is added if absent; a `queued` one unconfirmed, so pruning asks Temporal about it.
- *   Syncing only adds, pruning only removes; both converge on MongoDB's view.
+ * every live record of MongoDB is added if absent; a `queued` one unconfirmed, so pruning asks Temporal about it.
+ * Syncing only adds, pruning only removes; both converge on MongoDB's view.
  */
 
 // KEYS: slots, sync marker. ARGV: deployment ID, quota, lease end (ms). → {1 admitted | 0 full | -1 not synced, held}

@@ -19,9 +19,10 @@ const REFUSED =
   'The command is not possible now: the message names the current status and the commands it accepts (or why the arguments are refused)';
 
 /**
- * The deployment's controls (DESIGN.md §4): each is accepted by the deployment's workflow (202, with the URL to
- * follow it) or refused at once by its validator (400 naming the status and what it accepts); the workflow carries
- * accepted commands out one at a time. The decisions are the commands service's; these routes render them.
+ * The deployment's controls (docs/architecture.md, "A deployment's lifecycle, as workflows"): each is accepted by the
+ * deployment's workflow (202, with the URL to follow it) or refused at once by its validator (400 naming the status and
+ * what it accepts); the workflow carries accepted commands out one at a time. The decisions are the commands service's;
+ * these routes render them.
  */
 export function commandRoutes(ctx: FeatureContext): RouteDef[] {
   const { deployments, can } = ctx;

@@ -25,9 +25,9 @@ import {
 import { platformDeploymentView, releaseView } from './views';
 
 /**
- * The platform API's deployments (spec, platform table; DESIGN.md §4): every deployment of the organisation,
- * whichever API created it, with its releases, health and resource use. Creation and destroy are the compat
- * API's own service calls, so both origins deploy and destroy the same way; commands are in routes.commands.ts.
+ * The platform API's deployments (docs/architecture.md, "A deployment's lifecycle, as workflows"): every deployment of
+ * the organisation, whichever API created it, with its releases, health and resource use. Creation and destroy are the
+ * compat API's own service calls, so both origins deploy and destroy the same way; commands are in routes.commands.ts.
  */
 export function platformDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
   const { deployments, observe, can } = ctx;
