@@ -38,7 +38,7 @@ export interface PushInput {
 const refused = (message: string) => ApplicationFailure.create({ type: GIT_REFUSED, nonRetryable: true, message });
 
 /**
- * Git for builder sessions (issue 15): push a checkpoint's files as a commit, import a repository as a session's
+ * Git for builder sessions: push a checkpoint's files as a commit, import a repository as a session's
  * first files. Run by the worker only, with the source deploys' rules: the host checked against private networks
  * and pinned (DNS rebinding), no redirects, no local transports, the token in git's environment and never printed.
  */

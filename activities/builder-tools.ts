@@ -6,7 +6,7 @@ import type { TurnChanges } from '../workflows/builder-turn/commands';
 
 const path = (description: string) => ({ type: 'string', description });
 
-/** The tools a model edits files with (issue 15: write, delete, rename; read for the files it asks to see). */
+/** The tools a model edits files with (write, delete, rename; read for the files it asks to see). */
 export const TOOLS: ToolSpec[] = [
   {
     name: 'write_file',

@@ -1,4 +1,4 @@
-// Base image benchmark (issue 16). The first build of each base (debootstrap + import, node, python, static) under a
+// Base image benchmark. The first build of each base (debootstrap + import, node, python, static) under a
 // throwaway repository prefix, so the images `npm start` and the tests use are never touched, then the cached
 // `ensureBaseImages` that every later `npm start` runs (median of several), next to a bare `docker image inspect`
 // of the four tags as the floor. Removes the images it built. Never asserts.

@@ -40,7 +40,7 @@ async function closedPort(): Promise<number> {
 const activityNames = (events: HistoryEvent[]) =>
   events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
 
-// Issue 10 §4: each way a destroy could leave a container running with no record, provoked on the real stack.
+// Each way a destroy could leave a container running with no record, provoked on the real stack.
 describe('destroy races: nothing outlives a destroy', () => {
   let h: Harness;
   let image: string;

@@ -34,7 +34,7 @@ async function filesContaining(dir: string, needle: string): Promise<string[]> {
   return hits;
 }
 
-// Issue 11 §4: env values are secrets — out of workflow history, sealed at rest, in no response or log line.
+// Env values are secrets — out of workflow history, sealed at rest, in no response or log line.
 describe('deployment env values', () => {
   let h: Harness;
   let image: string;

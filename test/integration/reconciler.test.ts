@@ -23,7 +23,7 @@ async function runSchedule(h: Harness): Promise<ReconcileReport> {
   return h.temporal.workflow.getHandle(action.action.workflow.workflowId).result() as Promise<ReconcileReport>;
 }
 
-// Issue 10 §4: the reconciler removes what destroyed or unknown deployments left, and only this instance's.
+// The reconciler removes what destroyed or unknown deployments left, and only this instance's.
 describe('reconciler schedule', () => {
   const instance = `reconciler-${process.pid}-${randomUUID().slice(0, 8)}`;
   let h: Harness;

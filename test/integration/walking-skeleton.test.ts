@@ -86,7 +86,7 @@ describe('walking skeleton (real Temporal dev server, FerretDB, Docker Engine)',
     const described = await workflow.describe();
     expect(described.type).toBe('deploymentWorkflow');
     expect(described.taskQueue).toBe(h.taskQueue);
-    // The operator's way from a failed request to its workflow (issue 10 §8).
+    // The operator's way from a failed request to its workflow.
     expect(described.memo).toEqual({ requestId });
     expect(described.searchAttributes).toMatchObject({
       DeploymentId: [deploymentId],

@@ -24,7 +24,7 @@ const notFound = (id: string) =>
   );
 
 /**
- * The organisation's AI providers (issue 15): owners and admins add, change, test and remove them; the key goes in
+ * The organisation's AI providers: owners and admins add, change, test and remove them; the key goes in
  * and never comes out. Builder users choose among the enabled ones through GET /builder/providers.
  */
 export function aiProviderRoutes(deps: Pick<FeatureContext, 'aiProviders' | 'aiClient' | 'can'>): RouteDef[] {

@@ -31,7 +31,7 @@ function rethrow(err: unknown): never {
   throw err;
 }
 
-/** Git push and import of builder sessions (issue 15); the Git itself runs in the worker (workflows/builder-git). */
+/** Git push and import of builder sessions; the Git itself runs in the worker (workflows/builder-git). */
 export function createBuilderGitService(deps: {
   ctx: Pick<FeatureContext, 'builder' | 'db' | 'temporal'>;
   git: GitSourceCheck;

@@ -4,7 +4,7 @@ import { builderSandboxRoutes } from './routes.sandbox';
 import { builderSessionRoutes } from './routes.sessions';
 import { builderTurnRoutes } from './routes.turns';
 
-/** The AI builder (issue 15): sessions, files and checkpoints, shares, and model turns. */
+/** The AI builder: sessions, files and checkpoints, shares, and model turns. */
 export const builderFeature = defineFeature({
   name: 'builder',
   routes: {

@@ -27,7 +27,7 @@ const turnNotFound = (turnId: string) =>
   new AppError('TURN_NOT_FOUND', `No turn ${turnId} in this session.`, { turnId });
 
 /**
- * Model turns of a session (issue 15): one at a time per session (the store's running-turn marker), each a
+ * Model turns of a session: one at a time per session (the store's running-turn marker), each a
  * workflow `builder-turn/<sessionId>/<turnId>` whose stored events the HTTP stream tails.
  */
 export function createTurnService(deps: {
