@@ -162,6 +162,8 @@ export function buildOpenApi(ctx: FeatureContext) {
                     schema: {
                       type: 'object' as const,
                       required: [r.multipart.field],
+                      // The parser refuses any other part.
+                      additionalProperties: false,
                       properties: {
                         [r.multipart.field]: {
                           type: 'string' as const,

@@ -11,6 +11,14 @@ export const PlatformError = z
   .object({ status: z.literal('error'), message: z.string() })
   .meta({ id: 'PlatformError' });
 
+/**
+ * One event of a text/event-stream answer, as a client's parser reads it (comments such as heartbeats are none):
+ * every event of ours has an `id` to resume after, a type, and a JSON text as `data`.
+ */
+export const ServerSentEvent = z
+  .object({ id: z.string(), event: z.string(), data: z.string() })
+  .meta({ id: 'ServerSentEvent' });
+
 /** A platform success: `{status: "success", data}`. */
 export const success = <T extends z.ZodType>(data: T) => z.object({ status: z.literal('success'), data });
 

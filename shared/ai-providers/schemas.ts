@@ -2,6 +2,7 @@ import { z } from 'zod';
 
 import { AI_ERROR_CODES } from '../ai/errors';
 import { PROVIDER_KINDS } from '../ai/types';
+import { DNS_NAME, integerRangePattern, IPV4, IPV6 } from '../patterns';
 import { normalizeBaseUrl } from './base-url';
 import type { AiProviderSummary } from './types';
 
@@ -24,6 +25,16 @@ const model = z
   .max(200)
   .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces, as the provider names the model');
 
+/**
+ * The URLs a baseUrl may be, as a pattern the document states: http(s), a host, an optional port and path; no
+ * credentials, query or fragment. The last label of a name starts with a letter, since the URL parser reads a name
+ * ending in a number as an IPv4 address (and refuses 999.1.1.1); a path is RFC 3986 characters.
+ */
+export const BASE_URL = new RegExp(
+  `^https?://(?:(?:${DNS_NAME}\\.)?[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|${IPV4}|\\[${IPV6}\\])` +
+    `(?::${integerRangePattern(0, 65535)})?(?:/(?:[A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})*)*$`,
+);
+
 const baseUrl = z
   .string()
   .max(2048)
@@ -31,6 +42,7 @@ const baseUrl = z
     const error = normalizeBaseUrl(raw).error;
     if (error) ctx.addIssue({ code: 'custom', message: error });
   })
+  .regex(BASE_URL, 'baseUrl must be https://host[:port][/path], the host a DNS name or an IP address')
   .transform((raw) => normalizeBaseUrl(raw).url!)
   .meta({
     description:
@@ -48,7 +60,10 @@ const models = z
   .array(model)
   .max(100)
   .refine((list) => new Set(list).size === list.length, 'each model once')
-  .meta({ description: 'Models a session may choose besides defaultModel; [] on update removes the list' });
+  .meta({
+    description: 'Models a session may choose besides defaultModel; [] on update removes the list',
+    uniqueItems: true,
+  });
 
 export const CreateAiProviderRequest = z
   .object({
@@ -74,7 +89,11 @@ export const UpdateAiProviderRequest = z
   })
   .strict()
   .refine((o) => Object.keys(o).length > 0, 'name at least one field to change')
-  .meta({ id: 'UpdateAiProviderRequest', description: 'The kind is fixed at creation; create another provider' });
+  .meta({
+    id: 'UpdateAiProviderRequest',
+    description: 'The kind is fixed at creation; create another provider',
+    minProperties: 1,
+  });
 
 export const AiProviderIdParams = z.object({ id: z.uuid('an AI provider ID in UUID format') });
 

@@ -60,6 +60,19 @@ function pathPattern(): RegExp {
 /** Every rule of pathProblem but the lengths, as one pattern (the zod schemas and the OpenAPI document use it). */
 export const PATH_PATTERN = pathPattern();
 
+/**
+ * PATH_PATTERN for the OpenAPI document, over code points as JSON Schema tools read a pattern (Python's re, Rust's
+ * regex, a JavaScript validator with the u flag): a hidden character beyond U+FFFF is written as itself, and no
+ * surrogate range appears, since those engines refuse to compile one and then drop the whole pattern.
+ */
+export const PATH_DOCUMENT_PATTERN = (() => {
+  const char = (c: number) => (c > 0xffff ? String.fromCodePoint(c) : u(c));
+  const ranges = HIDDEN_RANGES.map(([a, b]) => (a === b ? char(a) : `${char(a)}-${char(b)}`));
+  const segment = `[^/\\\\${ranges.join('')}]+`;
+  const reserved = '(?:\\.\\.?|\\.[Gg][Ii][Tt][. ]*(?::[^/]*)?|[Gg][Ii][Tt]~1)';
+  return `^(?![A-Za-z]:)(?!(?:[^/]*/)*${reserved}(?:/|$))${segment}(?:/${segment})*$`;
+})();
+
 /** The path rules in words, for the routes' descriptions. */
 export const PATH_RULES_TEXT =
   'Paths are relative and /-separated: no absolute path or drive letter, no empty, . or .. segment, no backslash, no .git segment in any letter case at any depth (nor .git. or git~1), and no control or invisible character (bidirectional overrides, zero-width characters, the byte order mark)';

@@ -28,11 +28,15 @@ const NAME_MAX = 255;
 const alphaNumeric = '[a-z0-9]+';
 const separator = '(?:[._]|__|[-]+)';
 const pathComponent = `${alphaNumeric}(?:${separator}${alphaNumeric})*`;
-const PATH = new RegExp(`^${pathComponent}(?:/${pathComponent})*$`);
+const path = `${pathComponent}(?:/${pathComponent})*`;
+const PATH = new RegExp(`^${path}$`);
 const domainComponent = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
-const DOMAIN = new RegExp(`^(?:${domainComponent}(?:\\.${domainComponent})*|\\[[a-fA-F0-9:]+\\])(?::[0-9]+)?$`);
-const TAG = /^[\w][\w.-]{0,127}$/;
-const DIGEST = /^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$/;
+const domain = `(?:${domainComponent}(?:\\.${domainComponent})*|\\[[a-fA-F0-9:]+\\])(?::[0-9]+)?`;
+const DOMAIN = new RegExp(`^${domain}$`);
+const tag = '[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}';
+const TAG = new RegExp(`^${tag}$`);
+const digest = '[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}';
+const DIGEST = new RegExp(`^${digest}$`);
 const HEX = /^[0-9a-f]+$/;
 const ID_ALGORITHMS = new Set(['sha256', 'sha384', 'sha512']);
 
@@ -101,6 +105,19 @@ export function parseImageReference(text: string): ImageReference {
     ...(digest ? { digest } : {}),
   };
 }
+
+/**
+ * What parseImageReference accepts, as one pattern for the OpenAPI document (test/unit/request-patterns.test.ts holds
+ * the two together): not an image ID (a bare hex name, `sha256:<hex>`, 64 hex digits before a tag or digest); a first
+ * component that looks like a host (a `.`, a `:`, an uppercase letter, or `localhost`) is the registry; then the
+ * repository, an optional tag and an optional digest. All but the name's 255 characters, which the description
+ * states: as a lookahead it made generating a matching value take seconds each.
+ */
+const looksLikeHost = '(?:[^/]*[.:A-Z][^/]*|localhost)/';
+export const IMAGE_REFERENCE = new RegExp(
+  '^(?![0-9a-f]+$)(?!sha(?:256|384|512):[0-9a-f]+(?:@|$))(?![0-9a-f]{64}(?:[:@][^/]*)?$)' +
+    `(?:(?=${looksLikeHost})${domain}/${path}|(?!${looksLikeHost})${path})(?::${tag})?(?:@${digest})?$`,
+);
 
 /** `registryHost/path`, the repository the engine records tags and digests under. */
 export const repositoryOf = (ref: ImageReference) => `${ref.registryHost}/${ref.path}`;

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 
 import { SaveFilesRequest } from '../../api/features/builder/schemas';
-import { PATH_PATTERN, pathProblem } from '../../shared/builder/files';
+import { PATH_DOCUMENT_PATTERN, PATH_PATTERN, pathProblem } from '../../shared/builder/files';
 
 const REFUSED: [string, string, RegExp][] = [
   ['.git at the root', '.git/config', /\.git segment/],
@@ -100,6 +100,8 @@ describe('builder file paths', () => {
   });
 
   it('states the rules in the OpenAPI document as a pattern the fuzzer (Python) compiles and reads the same', () => {
+    // Over code points, as JSON Schema tools read it: PATH_PATTERN's surrogate ranges made the fuzzer's Rust
+    // validator refuse it, and the fuzzer then generated paths with no rule at all.
     const registry = new OpenAPIRegistry();
     registry.registerPath({
       method: 'put',
@@ -109,18 +111,17 @@ describe('builder file paths', () => {
     });
     const doc = JSON.stringify(new OpenApiGeneratorV31(registry.definitions).generateDocument({} as never));
     const patterns = [...doc.matchAll(/"pattern":("(?:[^"\\]|\\.)*")/g)].map((m) => JSON.parse(m[1]!) as string);
-    expect(patterns).toContain(PATH_PATTERN.source);
+    expect(patterns).toContain(PATH_DOCUMENT_PATTERN);
+    expect(patterns.some((p) => /\\ud[89a-f]/i.test(p))).toBe(false);
 
-    // Characters within U+FFFF, where UTF-16 code units and Python's code points agree.
-    const samples = [...REFUSED.map(([, p]) => p), ...ALLOWED].filter(
-      (p) => ![...p].some((c) => c.codePointAt(0)! > 0xffff) && !/[\uD800-\uDFFF]/.test(p),
-    );
+    // Every sample but unpaired surrogates, which JSON cannot carry to Python.
+    const samples = [...REFUSED.map(([, p]) => p), ...ALLOWED].filter((p) => !/\p{Cs}/u.test(p));
     const script =
       'import json, re, sys\n' +
       'p = re.compile(sys.argv[1])\n' +
       'print(json.dumps([bool(p.search(s)) for s in json.loads(sys.stdin.read())]))';
     const python = JSON.parse(
-      execFileSync('python3', ['-c', script, PATH_PATTERN.source], { input: JSON.stringify(samples) }).toString(),
+      execFileSync('python3', ['-c', script, PATH_DOCUMENT_PATTERN], { input: JSON.stringify(samples) }).toString(),
     ) as boolean[];
     expect(python).toEqual(samples.map((p) => PATH_PATTERN.test(p)));
   });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { ACTOR_TYPES, AUDIT_ORIGINS, OUTCOMES } from '../../../shared/audit/types';
+import { queryInt } from '../../http/fields';
 
 const id = z.string().min(1).max(200);
 
@@ -20,7 +21,7 @@ export const AuditQuery = z
     outcome: z.enum(OUTCOMES).optional(),
     since: z.iso.datetime({ offset: true }).optional().meta({ description: 'Events at or after (ISO 8601)' }),
     until: z.iso.datetime({ offset: true }).optional().meta({ description: 'Events before (ISO 8601)' }),
-    limit: z.coerce.number().int().min(1).max(100).default(50),
+    limit: queryInt(1, 100).default(50),
     cursor: z
       .string()
       .max(200)

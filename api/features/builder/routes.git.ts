@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { principalOf } from '../../http/auth';
+import { text } from '../../http/fields';
 import { route, type RouteDef } from '../../http/routes';
 import { ok, success } from '../../http/shapes';
 import { createGitSourceCheck } from '../deployments/git-source';
@@ -29,7 +30,7 @@ export const GitPushRequest = z
   .object({
     remoteUrl: repoUrl.optional().meta({ description: "Default: the session's bound remote (import or last push)" }),
     branch,
-    message: z.string().trim().min(1).max(2000),
+    message: text(2000),
     tokenSecretId,
     force: z.boolean().optional().meta({
       description:
@@ -49,7 +50,7 @@ export const GitImportRequest = z
       .max(64)
       .regex(/^[A-Za-z0-9_-]+$/, 'a project ID'),
     tokenSecretId,
-    title: z.string().trim().min(1).max(120).optional(),
+    title: text(120).optional(),
   })
   .strict()
   .meta({ id: 'BuilderGitImportRequest' });

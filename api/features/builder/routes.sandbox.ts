@@ -11,6 +11,9 @@ import { SessionIdParams } from './schemas';
 
 /** Names the sandbox sets itself: PORT is the configured port, SLIPWAY_* drive its supervisor. */
 const RESERVED_ENV = /^(PORT|SLIPWAY_.*)$/;
+const MAX_ENV = 50;
+/** The names a sandbox takes, reserved ones left out: the document's propertyNames. */
+const ENV_NAME = '^(?!PORT$|SLIPWAY_)[A-Za-z_][A-Za-z0-9_]{0,127}$';
 
 export const SandboxRequest = z
   .object({
@@ -41,11 +44,13 @@ export const SandboxRequest = z
         z
           .string()
           .max(4096)
-          .refine((v) => !v.includes('\0'), 'no NUL character'),
+          // eslint-disable-next-line no-control-regex
+          .regex(/^[^\x00]*$/, 'no NUL character'),
       )
-      .refine((e) => Object.keys(e).length <= 50, 'at most 50 variables')
+      .refine((e) => Object.keys(e).length <= MAX_ENV, `at most ${MAX_ENV} variables`)
       .refine((e) => !Object.keys(e).some((k) => RESERVED_ENV.test(k)), 'PORT and SLIPWAY_* are set by the sandbox')
-      .optional(),
+      .optional()
+      .meta({ maxProperties: MAX_ENV, propertyNames: { type: 'string', pattern: ENV_NAME } }),
   })
   .strict()
   .meta({ id: 'BuilderSandboxRequest' });

@@ -1,9 +1,8 @@
 import type { Request } from 'express';
-import { z } from 'zod';
 
 import { principalOf } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
-import { ok, success } from '../../http/shapes';
+import { ok, ServerSentEvent, success } from '../../http/shapes';
 import type { FeatureContext } from '../feature';
 import {
   MessageRequest,
@@ -20,8 +19,6 @@ const lastEventId = (req: Request): number => {
   const v = req.get('last-event-id');
   return v && /^\d{1,9}$/.test(v) ? Number(v) : 0;
 };
-
-const SSE = z.string().meta({ description: 'text/event-stream' });
 
 const TURN_TEXT =
   'The model sees the file tree and the conversation, reads the files it asks for, and edits through tools (write_file, delete_file, rename_file); the turn ends with a checkpoint of what it changed and the assistant message. A provider that refuses the key ends the turn with error provider_auth; a rate limit is retried a bounded number of times, then ends it with rate_limited; either way the session takes the next message. One turn at a time per session: a second is 409 naming the running one.';
@@ -74,7 +71,7 @@ export function builderTurnRoutes(deps: Pick<FeatureContext, 'builder' | 'builde
       responses: {
         200: {
           description: 'An event stream (text/event-stream), ending after turn.completed',
-          schema: SSE,
+          schema: ServerSentEvent,
           contentType: 'text/event-stream',
         },
         409: { description: 'A turn is running in this session (details.turnId)' },
@@ -96,7 +93,7 @@ export function builderTurnRoutes(deps: Pick<FeatureContext, 'builder' | 'builde
       responses: {
         200: {
           description: 'An event stream (text/event-stream), ending after turn.completed',
-          schema: SSE,
+          schema: ServerSentEvent,
           contentType: 'text/event-stream',
         },
       },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import { AI_ERROR_CODES } from '../../../shared/ai/errors';
-import { PATH_PATTERN, PATH_RULES_TEXT, pathProblem } from '../../../shared/builder/files';
+import { PATH_DOCUMENT_PATTERN, PATH_PATTERN, PATH_RULES_TEXT, pathProblem } from '../../../shared/builder/files';
 import {
   BUILDER_LIMITS,
   CHECKPOINT_REASONS,
@@ -9,6 +9,7 @@ import {
   SHARE_ACCESS,
   TURN_EVENT_TYPES,
 } from '../../../shared/builder/types';
+import { queryInt, text } from '../../http/fields';
 
 /** Requests and responses of the AI builder routes (issue 15): the single source of their types and of the document. */
 
@@ -30,7 +31,7 @@ const model = z
   .min(1)
   .max(200)
   .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces, as the provider names the model');
-const title = z.string().trim().min(1).max(120);
+const title = text(120);
 
 /**
  * The pattern states the path rules in the OpenAPI document; the message is pathProblem's, naming the rule broken
@@ -47,7 +48,7 @@ const filePath = z
     const problem = pathProblem(p);
     if (problem) ctx.addIssue({ code: 'custom', message: `the path ${problem}` });
   })
-  .meta({ description: `A file of the session. ${PATH_RULES_TEXT}.` });
+  .meta({ description: `A file of the session. ${PATH_RULES_TEXT}.`, pattern: PATH_DOCUMENT_PATTERN });
 
 export const SessionIdParams = z.object({ id: id('session') });
 export const ProjectSessionParams = z.object({ projectId });
@@ -127,7 +128,7 @@ export const RemixRequest = z
 
 export const MessageRequest = z
   .object({
-    content: z.string().trim().min(1).max(L.maxMessageChars),
+    content: text(L.maxMessageChars),
     idempotencyKey: z
       .string()
       .regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'letters, digits, "_", ".", ":" and "-", at most 128')
@@ -141,10 +142,7 @@ export const MessageRequest = z
   .meta({ id: 'BuilderMessageRequest' });
 
 export const TurnEventsQuery = z.object({
-  after: z.coerce
-    .number()
-    .int()
-    .min(0)
+  after: queryInt(0, Number.MAX_SAFE_INTEGER)
     .optional()
     .meta({ description: 'Replay events after this seq (the Last-Event-ID header does the same)' }),
 });

@@ -18,15 +18,15 @@ export interface EventCursor {
 export const START: EventCursor = { events: 0, logAt: 0, logSeq: -1 };
 export const encodeCursor = (c: EventCursor) => `${c.events}.${c.logAt}.${c.logSeq}`;
 
+/** The shape of an event ID: what `Last-Event-ID` (and the documented `lastEventId`) may be. */
+export const EVENT_ID = /^(\d{1,9})\.(\d{1,15})\.(-1|\d{1,9})$/;
+export const EVENT_ID_REFUSED =
+  'Last-Event-ID is not an event ID of this stream; send the `id` of the last event you received, or none to start over.';
+
 /** A cursor from `Last-Event-ID`; anything else is refused with what to send instead. */
 export function decodeCursor(id: string): EventCursor {
-  const m = /^(\d{1,9})\.(\d{1,15})\.(-1|\d{1,9})$/.exec(id);
-  if (!m) {
-    throw new AppError(
-      'INVALID_REQUEST',
-      'Last-Event-ID is not an event ID of this stream; send the `id` of the last event you received, or none to start over.',
-    );
-  }
+  const m = EVENT_ID.exec(id);
+  if (!m) throw new AppError('INVALID_REQUEST', EVENT_ID_REFUSED);
   return { events: Number(m[1]), logAt: Number(m[2]), logSeq: Number(m[3]) };
 }
 

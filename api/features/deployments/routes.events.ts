@@ -2,8 +2,9 @@ import { z } from 'zod';
 
 import { principalOf } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
+import { ServerSentEvent } from '../../http/shapes';
 import type { FeatureContext } from '../feature';
-import { decodeCursor, encodeCursor, START } from './events';
+import { decodeCursor, encodeCursor, EVENT_ID, EVENT_ID_REFUSED, START } from './events';
 import { DeploymentIdParams } from './schemas';
 
 /** A comment line often enough that proxies and clients keep an idle stream open. */
@@ -11,7 +12,7 @@ const HEARTBEAT_MS = 15_000;
 
 const EventsQuery = z
   .object({
-    lastEventId: z.string().max(64).optional().meta({
+    lastEventId: z.string().max(64).regex(EVENT_ID, EVENT_ID_REFUSED).optional().meta({
       description:
         'Same as the Last-Event-ID header, for clients that cannot set headers (EventSource on reconnect sets it).',
     }),
@@ -36,7 +37,7 @@ export function deploymentEventRoutes(ctx: FeatureContext): RouteDef[] {
       responses: {
         200: {
           description: 'An event stream (text/event-stream), ending when the deployment settles',
-          schema: z.string().meta({ description: 'text/event-stream' }),
+          schema: ServerSentEvent,
           contentType: 'text/event-stream',
         },
       },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { PLAN_POLICIES } from '../../../shared/plans';
+import { queryInt } from '../../http/fields';
 import { Deployment, DeployRequest, ListQuery, LogsQuery, SourceDeployRequest } from './schemas';
 
 /**
@@ -43,7 +44,12 @@ export const PlatformDeployRequest = z
     id: 'PlatformDeployRequest',
     description:
       'Exactly one source: `image` (as POST /compat/deploy), or `uploadId` or `repoUrl` (as POST /compat/deploy/source); plus `replicas` and `projectId`.',
-    oneOf: [{ required: ['image'] }, { required: ['uploadId'] }, { required: ['repoUrl'] }],
+    // Each source with none of the others (an image with no source-only field): what the refinement checks.
+    oneOf: [
+      { required: ['image'], not: { anyOf: ['uploadId', 'repoUrl', ...SOURCE_ONLY].map((k) => ({ required: [k] })) } },
+      { required: ['uploadId'], not: { anyOf: [{ required: ['image'] }, { required: ['repoUrl'] }] } },
+      { required: ['repoUrl'], not: { anyOf: [{ required: ['image'] }, { required: ['uploadId'] }] } },
+    ],
   });
 export type PlatformDeployRequest = z.infer<typeof PlatformDeployRequest>;
 
@@ -53,11 +59,14 @@ export const PlatformListQuery = ListQuery.extend({
 
 const INSTANCE_NAME = /^slipway-[0-9a-f-]{36}-r\d{1,9}(-\d{1,4})?$/;
 
+/** Unix seconds, or an ISO 8601 time with its zone as zod checks one (real dates only), stated whole as a pattern. */
+const SINCE = new RegExp(`^(?:\\d{1,11}|${z.regexes.datetime({ offset: true }).source.slice(1, -1)})$`);
+
 export const PlatformLogsQuery = LogsQuery.extend({
   since: z
     .string()
     .max(40)
-    .refine((v) => sinceDate(v) !== undefined, 'an ISO 8601 time (2026-11-23T14:00:00Z) or Unix seconds')
+    .regex(SINCE, 'an ISO 8601 time with its zone (2026-11-23T14:00:00Z) or Unix seconds')
     .optional()
     .meta({ description: 'Only lines at or after this time: ISO 8601, or Unix seconds' }),
   stream: z.enum(['build', 'system', 'app']).optional().meta({
@@ -70,15 +79,8 @@ export const PlatformLogsQuery = LogsQuery.extend({
     .meta({ description: "Only this instance's output (see instances[].name); build and system lines are left out" }),
 });
 
-/** `since` as a time: ISO 8601 with a zone, or Unix seconds. */
-export function sinceDate(v: string): Date | undefined {
-  const ms = /^\d{1,11}$/.test(v)
-    ? Number(v) * 1000
-    : /\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(v)
-      ? Date.parse(v)
-      : NaN;
-  return Number.isFinite(ms) ? new Date(ms) : undefined;
-}
+/** `since`, once SINCE has admitted it, as a time. */
+export const sinceDate = (v: string): Date => new Date(/^\d{1,11}$/.test(v) ? Number(v) * 1000 : Date.parse(v));
 
 /** The environment of a redeploy: required, and it replaces the old one entirely (names and values). */
 export const RedeployRequest = z
@@ -105,7 +107,7 @@ export const ScaleRequest = z
 
 export const RollbackRequest = z
   .object({
-    revision: z.number().int().min(1).optional().meta({
+    revision: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional().meta({
       description: 'The release to go back to (GET /deployments/{id}/releases); the last healthy one when absent',
     }),
   })
@@ -114,8 +116,8 @@ export const RollbackRequest = z
 
 export const ReleasesQuery = z
   .object({
-    limit: z.coerce.number().int().min(1).max(100).default(20),
-    offset: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+    limit: queryInt(1, 100).default(20),
+    offset: queryInt(0, Number.MAX_SAFE_INTEGER).default(0),
   })
   .strict();
 
@@ -132,11 +134,7 @@ export const HistoryQuery = z
       .datetime({ offset: true })
       .optional()
       .meta({ description: 'End of the window (exclusive); now when absent' }),
-    step: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(86_400)
+    step: queryInt(1, 86_400)
       .default(60)
       .meta({
         description: `Seconds per point: the samples in each step are averaged (at most ${HISTORY_MAX_POINTS} points)`,

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 
 import { DeploymentStatus, Provider } from '../../../shared/deployments/types';
-import { imageReferenceProblem } from '../../../shared/images/reference';
+import { IMAGE_REFERENCE, imageReferenceProblem } from '../../../shared/images/reference';
 import { SECRET_ENVIRONMENTS } from '../../../shared/secrets/store';
+import { queryInt } from '../../http/fields';
 
 const name = z
   .string()
@@ -65,7 +66,10 @@ export const DeployRequest = z
       .meta({
         description:
           'Container image reference (distribution grammar): [registry/]repository[:tag][@sha256:digest], ' +
-          'e.g. nginx:1.27 or registry.example.com/team/app:2. Image IDs and ID prefixes are not accepted.',
+          'e.g. nginx:1.27 or registry.example.com/team/app:2; the name before tag and digest at most 255 ' +
+          'characters. Image IDs and ID prefixes are not accepted.',
+        // The parser's rules as one pattern, so the document refuses what the refinement refuses.
+        pattern: IMAGE_REFERENCE.source,
       }),
     name,
     port,
@@ -128,8 +132,8 @@ export const ListQuery = z
   .object({
     status: DeploymentStatus.optional(),
     provider: Provider.optional(),
-    limit: z.coerce.number().int().min(1).max(100).default(20),
-    offset: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+    limit: queryInt(1, 100).default(20),
+    offset: queryInt(0, Number.MAX_SAFE_INTEGER).default(0),
   })
   .strict();
 
@@ -141,11 +145,7 @@ export const GetQuery = z
       description:
         'Answer once the deployment is in this status or any settled one (running, stopped, failed), or when `timeout` passes; without it the answer is immediate.',
     }),
-    timeout: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(WAIT_MAX_S)
+    timeout: queryInt(1, WAIT_MAX_S)
       .default(30)
       .meta({
         description: `Seconds to wait at most (1 to ${WAIT_MAX_S}); the answer then shows the status as it is.`,
@@ -153,7 +153,7 @@ export const GetQuery = z
   })
   .strict();
 
-export const LogsQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) }).strict();
+export const LogsQuery = z.object({ limit: queryInt(1, 1000).default(100) }).strict();
 
 // Responses
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 
 import { PROJECT_ROLES } from '../../../shared/projects/types';
 import { SECRET_ENVIRONMENTS } from '../../../shared/secrets/store';
+import { queryInt } from '../../http/fields';
 import { SourceDeployRequest } from '../deployments/schemas';
 
 // NUL and other control characters only ever arrive by mistake or to forge log lines and terminal output.
@@ -37,7 +38,8 @@ export const CreateProjectRequest = z
     vaultEnvironment: vaultEnvironment.optional(),
   })
   .strict()
-  .meta({ id: 'CreateProjectRequest' });
+  // The token is sent to the repository: no repoUrl, nowhere to send it (the service refuses that).
+  .meta({ id: 'CreateProjectRequest', dependentRequired: { gitTokenSecretId: ['repoUrl'] } });
 
 /** A partial update: absent fields stay; null removes an optional field. Unknown fields are refused. */
 export const UpdateProjectRequest = z
@@ -57,8 +59,8 @@ export const ProjectIdParams = z.object({ id: z.uuid('a project ID in UUID forma
 
 export const ProjectListQuery = z
   .object({
-    limit: z.coerce.number().int().min(1).max(100).default(20),
-    offset: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+    limit: queryInt(1, 100).default(20),
+    offset: queryInt(0, Number.MAX_SAFE_INTEGER).default(0),
   })
   .strict();
 
@@ -107,11 +109,10 @@ export const Project = z
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
     createdBy: z.string().meta({ description: 'The user who created it (its first admin)' }),
-    deploymentCount: z
-      .number()
-      .int()
-      .optional()
-      .meta({ description: 'Live deployments of the project (single reads); list them with GET /platform/deployments?projectId={id}' }),
+    deploymentCount: z.number().int().optional().meta({
+      description:
+        'Live deployments of the project (single reads); list them with GET /platform/deployments?projectId={id}',
+    }),
   })
   .meta({ id: 'Project' });
 

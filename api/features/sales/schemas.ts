@@ -1,5 +1,7 @@
 import { z } from 'zod';
 
+import { email, queryInt } from '../../http/fields';
+
 const currency = z.string().regex(/^[A-Za-z]{3}$/, 'a three-letter currency code');
 
 export const SetWebhookRequest = z
@@ -32,8 +34,8 @@ export const CreateProductRequest = z
 export const RecordSaleRequest = z
   .object({
     productId: z.string().min(1),
-    buyer: z.object({ email: z.email(), name: z.string().min(1).max(200) }).strict(),
-    quantity: z.number().int().min(1).default(1),
+    buyer: z.object({ email: email(), name: z.string().min(1).max(200) }).strict(),
+    quantity: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).default(1),
     amount: z.number().nonnegative(),
     currency,
     salesCode: z.string().max(100).optional(),
@@ -48,7 +50,7 @@ export const RecordSaleRequest = z
 export const UpdateSubscriptionRequest = z
   .object({
     status: z.enum(['active', 'past_due', 'canceled']).optional(),
-    currentPeriodEnd: z.iso.datetime().optional(),
+    currentPeriodEnd: z.iso.datetime({ offset: true }).optional(),
   })
   .strict()
   .refine((b) => b.status !== undefined || b.currentPeriodEnd !== undefined, 'give status, currentPeriodEnd or both')
@@ -66,12 +68,12 @@ export const DeliveriesQuery = z
     status: z.enum(['pending', 'delivered', 'failed']).optional(),
     type: z.enum(['sale.completed', 'sale.refunded', 'subscription.updated', 'test']).optional(),
     since: z.iso.datetime({ offset: true }).optional(),
-    limit: z.coerce.number().int().min(1).max(100).default(20),
-    offset: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+    limit: queryInt(1, 100).default(20),
+    offset: queryInt(0, Number.MAX_SAFE_INTEGER).default(0),
   })
   .strict();
 
-export const EntitlementsQuery = z.object({ email: z.email('an e-mail address') });
+export const EntitlementsQuery = z.object({ email: email('an e-mail address') });
 
 // Responses (the `data` of each route's {status: "success", data}); fields beyond these may be added later.
 

@@ -1,11 +1,11 @@
-import net from 'node:net';
-
 import { z } from 'zod';
 
+import { DNS_NAME, IPV6 } from '../../../shared/patterns';
 import { SECRET_ENVIRONMENTS } from '../../../shared/secrets/store';
 
-// DNS names as RFC 1123 spells them; no wildcards: a token goes to hosts named one by one.
-const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+// DNS names as RFC 1123 spells them (IPv4 addresses among them), or IPv6 addresses; no wildcards: a token goes to
+// hosts named one by one.
+const HOST = new RegExp(`^(?:${DNS_NAME}|${IPV6})$`);
 
 export const CreateSecretRequest = z
   .object({
@@ -22,13 +22,7 @@ export const CreateSecretRequest = z
     environment: z.enum(SECRET_ENVIRONMENTS).default('PRODUCTION'),
     allowedHosts: z
       .array(
-        z
-          .string()
-          .max(253)
-          .refine(
-            (h) => HOSTNAME.test(h) || net.isIP(h) !== 0,
-            'a host name such as github.com (no scheme, port or path)',
-          ),
+        z.string().max(253).regex(HOST, 'a host name such as github.com, or an IP address (no scheme, port or path)'),
       )
       .min(1)
       .max(20)

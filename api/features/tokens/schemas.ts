@@ -1,12 +1,25 @@
 import { z } from 'zod';
 
+import { integerRangePattern } from '../../../shared/patterns';
 import { ORG_ROLES, PERMISSIONS } from '../../../shared/permissions';
 
 const MAX_TTL_S = 365 * 86400;
 /** A shorter token would expire before a caller could use it ("0s" used to issue one already expired). */
 export const MIN_TTL_S = 60;
 
-/** "90d", "12h", "30m", "45s" or a number of seconds. */
+const UNITS = { s: 1, m: 60, h: 3600, d: 86400 } as const;
+
+/**
+ * "90d", "12h", "30m" or "45s" within the bounds, each unit's range spelled out, so the document's pattern refuses
+ * what the server refuses ("59s", "366d") and nothing else; no leading zero.
+ */
+const DURATION = new RegExp(
+  `^(?:${Object.entries(UNITS)
+    .map(([unit, s]) => `${integerRangePattern(Math.ceil(MIN_TTL_S / s), Math.floor(MAX_TTL_S / s))}${unit}`)
+    .join('|')})$`,
+);
+
+/** A number of seconds or a duration such as "90d". */
 const Duration = z
   .union([
     z
@@ -14,15 +27,9 @@ const Duration = z
       .int()
       .min(MIN_TTL_S, `at least ${MIN_TTL_S} seconds; a shorter token expires before use`)
       .max(MAX_TTL_S, 'at most 365 days'),
-    z.string().regex(/^\d{1,9}[smhd]$/, 'a duration such as 30m, 12h or 90d'),
+    z.string().regex(DURATION, `a duration such as 30m, 12h or 90d: at least ${MIN_TTL_S} seconds, at most 365 days`),
   ])
-  .transform((v) =>
-    typeof v === 'number'
-      ? v
-      : Number(v.slice(0, -1)) * { s: 1, m: 60, h: 3600, d: 86400 }[v.slice(-1) as 's' | 'm' | 'h' | 'd'],
-  )
-  .refine((s) => s >= MIN_TTL_S, `at least ${MIN_TTL_S} seconds (e.g. "1m"); a shorter token expires before use`)
-  .refine((s) => s <= MAX_TTL_S, 'at most 365 days');
+  .transform((v) => (typeof v === 'number' ? v : Number(v.slice(0, -1)) * UNITS[v.slice(-1) as keyof typeof UNITS]));
 
 export const CreateTokenRequest = z
   .object({

@@ -1,14 +1,20 @@
 import { z } from 'zod';
 
 import { ORG_ROLES } from '../../../shared/permissions';
+import { email } from '../../http/fields';
 
 const OrgRole = z.enum(ORG_ROLES);
 
 export const CreateUserRequest = z
   .object({
-    email: z.email('an e-mail address').max(254).meta({ description: 'Unique in the organisation (case-insensitive)' }),
-    // eslint-disable-next-line no-control-regex
-    name: z.string().min(1).max(100).regex(/^[^\u0000-\u001F\u007F]*$/, 'no control characters').optional(),
+    email: email('an e-mail address').max(254).meta({ description: 'Unique in the organisation (case-insensitive)' }),
+    name: z
+      .string()
+      .min(1)
+      .max(100)
+      // eslint-disable-next-line no-control-regex
+      .regex(/^[^\u0000-\u001F\u007F]*$/, 'no control characters')
+      .optional(),
     role: OrgRole.meta({ description: 'Org role; only an owner can add an owner' }),
   })
   .strict()
