@@ -100,6 +100,12 @@ const schema = z.object({
   RATE_LIMIT_COMPAT_WRITES_PER_HOUR: z.coerce.number().int().min(1).default(20),
   RATE_LIMIT_COMPAT_READS_PER_MIN: z.coerce.number().int().min(1).default(60),
   RATE_LIMIT_PLATFORM_PER_15MIN: z.coerce.number().int().min(1).default(100),
+  /**
+   * Platform requests whose token is missing or refused, per client address; the platform budget's size when unset.
+   * Its own number for many clients behind one address, and for a fuzzing run whose every probe without a token
+   * comes from loopback while its tokens keep the real budget.
+   */
+  RATE_LIMIT_PLATFORM_REFUSED_PER_15MIN: z.coerce.number().int().min(1).optional(),
   RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: z.coerce.number().int().min(1).default(10),
   /** MCP (/mcp and `slipway mcp`): calls per 5 minutes per token (spec: 300). */
   RATE_LIMIT_MCP_PER_5MIN: z.coerce.number().int().min(1).default(300),

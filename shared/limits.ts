@@ -33,6 +33,7 @@ export function limitRules(
     | 'RATE_LIMIT_COMPAT_WRITES_PER_HOUR'
     | 'RATE_LIMIT_COMPAT_READS_PER_MIN'
     | 'RATE_LIMIT_PLATFORM_PER_15MIN'
+    | 'RATE_LIMIT_PLATFORM_REFUSED_PER_15MIN'
     | 'RATE_LIMIT_DEPLOY_CREATE_PER_15MIN'
     | 'RATE_LIMIT_ENTITLEMENTS_PER_MIN'
     | 'RATE_LIMIT_MCP_PER_5MIN'
@@ -74,14 +75,21 @@ export function limitRules(
         'compatibility API requests with a missing or refused token',
       ],
     },
-    /** Platform API: 100 per 15 minutes per client (token); refused tokens count per address against the same size. */
+    /** Platform API: 100 per 15 minutes per client (token); refused tokens count per address (platformRefused). */
     platform: {
       name: 'platform',
       points: cfg.RATE_LIMIT_PLATFORM_PER_15MIN,
       durationS: 900,
       per: 'token',
       counts: ['platform API request', 'platform API requests'],
-      refused: [
+    },
+    /** Refused or missing platform tokens, per client address: the platform budget's size unless set on its own. */
+    platformRefused: {
+      name: 'platform-refused',
+      points: cfg.RATE_LIMIT_PLATFORM_REFUSED_PER_15MIN ?? cfg.RATE_LIMIT_PLATFORM_PER_15MIN,
+      durationS: 900,
+      per: 'address',
+      counts: [
         'platform API request with a missing or refused token',
         'platform API requests with a missing or refused token',
       ],

@@ -10,7 +10,9 @@ import { mountRoutes } from '../http/routes';
 /** The platform origin: bearer token, then 100 requests / 15 min per token (per address before a token is known). */
 export function platformRouter(ctx: FeatureContext): Router {
   const router = Router();
-  router.use(authenticate(ctx.identity, (req, res) => consume(ctx.limiters.platform, limitKey.address(req), res)));
+  router.use(
+    authenticate(ctx.identity, (req, res) => consume(ctx.limiters.platformRefused, limitKey.address(req), res)),
+  );
   router.use(rateLimit(ctx.limiters.platform, limitKey.token));
   router.use(
     mountRoutes(routesOf('platform', ctx), { audit: { store: ctx.auditTrail, log: ctx.log, origin: 'platform' } }),

@@ -14,6 +14,7 @@ describe('rate limits in words', () => {
       compatReads: '60 compatibility API reads per organisation per minute',
       compatAnonymous: '60 compatibility API requests with a missing or refused token per client address per minute',
       platform: '100 platform API requests per token per 15 minutes',
+      platformRefused: '100 platform API requests with a missing or refused token per client address per 15 minutes',
       deployCreate: '10 deployment creations per user per 15 minutes',
       entitlements: '120 entitlement lookups per API key per minute',
       mcp: '300 MCP requests per token per 5 minutes',
@@ -22,7 +23,7 @@ describe('rate limits in words', () => {
   });
 
   it('says the budget a client address spends before anyone is known as counted per address', () => {
-    expect(limitWords(rules.platform, 100, true)).toBe(
+    expect(limitWords(rules.platformRefused, 100, true)).toBe(
       '100 platform API requests with a missing or refused token per client address per 15 minutes',
     );
     expect(limitWords(rules.entitlements, 120, true)).toBe(
@@ -31,6 +32,12 @@ describe('rate limits in words', () => {
     expect(limitWords(rules.mcp, 300, true)).toBe(
       '300 MCP requests with a missing or refused token per client address per 5 minutes',
     );
+  });
+
+  it('sizes the platform budget of refused tokens like the platform one, unless set on its own', () => {
+    expect(limitRules(parseConfig({ RATE_LIMIT_PLATFORM_PER_15MIN: '7' })).platformRefused.points).toBe(7);
+    const cfg = parseConfig({ RATE_LIMIT_PLATFORM_PER_15MIN: '7', RATE_LIMIT_PLATFORM_REFUSED_PER_15MIN: '5000' });
+    expect([limitRules(cfg).platform.points, limitRules(cfg).platformRefused.points]).toEqual([7, 5000]);
   });
 
   it('uses the overridden size, in the singular when it is one', () => {

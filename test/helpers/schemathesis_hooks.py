@@ -1,0 +1,162 @@
+"""Schemathesis hooks of the suite's run (test/integration/schemathesis.test.ts), loaded through SCHEMATHESIS_HOOKS.
+
+A token per operation: each operation is called with a token of its own, minted through POST /platform/tokens as any
+client would, so the platform API's per-token budget (its real size) is spent by one operation's cases and not by the
+whole run's; with one token for everything, the operations tested last would only ever see 429. A token whose budget
+runs low is followed by another for the same operation, and the minting token replaces itself the same way. Any 429
+a minted token meets is written to SLIPWAY_ST_429_LOG (one JSON line each) and fails the test: every check accepts a
+429, so it would hide whatever the operation does. At exit, SLIPWAY_ST_STATS gets the counts the test prints.
+
+Refusals no schema can state: `filter_failure` drops a "schema-valid request rejected" failure only where the
+server's answer names one of the facts in REFUSALS_NO_SCHEMA_STATES; every other refusal of valid data still fails.
+
+Environment: SLIPWAY_ST_BASE_URL (the api), SLIPWAY_ST_TOKEN (an owner's token: it mints the others and lends them
+its scopes), SLIPWAY_ST_429_LOG and SLIPWAY_ST_STATS (files the test reads).
+"""
+
+import atexit
+import json
+import os
+import threading
+
+import requests
+import schemathesis
+
+BASE_URL = os.environ["SLIPWAY_ST_BASE_URL"]
+OWNER_TOKEN = os.environ["SLIPWAY_ST_TOKEN"]
+LOG_429 = os.environ["SLIPWAY_ST_429_LOG"]
+STATS = os.environ["SLIPWAY_ST_STATS"]
+# Long enough for the bounded run; the tokens belong to the test's own organisation.
+LIFETIME = "2h"
+
+# (what the server's message says, why no schema can say it[, the only operation it is dropped on]). Each is a fact
+# of the world at request time, or of stored state, that a JSON Schema of the request cannot hold; the messages are
+# our own and name the fact, so no other refusal matches them.
+REFUSALS_NO_SCHEMA_STATES = [
+    ("Invalid cursor", "a cursor is opaque: only a nextCursor the server returned is one, whatever its characters"),
+    ("does not resolve", "whether a host resolves is DNS at the time of the request; no name the fuzzer makes up does"),
+    ("addresses cannot be called", "whether a host's addresses are public is DNS at the time of the request"),
+    ("baseUrl refused", "whether the host resolves, and to a public address, is DNS at the time of the request"),
+    ("is not a zip file", "the part is bytes to a schema; that they make a zip archive is their content, not shape"),
+    # IDs of things made before: the fuzzer can only make them up, and one made up names nothing.
+    ("is unknown, expired or not this organisation's", "an uploadId names an upload made before"),
+    ("is not a secret of this organisation", "a gitTokenSecretId names a secret stored before"),
+    ("Unknown productId", "a productId names a product created before"),
+    ("is not an instance of this deployment", "an instance name names a container of the deployment"),
+    # State: the same valid request is accepted in one state of the organisation and refused in another.
+    ("Save a webhook URL first", "a test event needs a webhook saved before, which no request body carries"),
+    ("was already refunded", "a sale is refunded once; the same request is refused after"),
+    ("must be before", "`from` before `to` compares two parameters, which JSON Schema has no keyword for"),
+    # A change is checked on the project as it will be: without repoUrl in the body, whether one is stored decides.
+    ("gitTokenSecretId needs the repoUrl", "the project's stored repoUrl", "PUT /platform/projects/{id}"),
+]
+
+# Left unspent on each token: the checks' own probes (the same request again, another method) carry the case's token
+# and may land after the last answer this hook read the budget from.
+RESERVE = 40
+
+_lock = threading.Lock()
+_scopes = None
+_stats = {"minted": 0, "mostOnOneToken": 0, "withoutMintedToken": 0, "dropped": 0}
+
+
+class Budgeted:
+    """A token and what its platform budget had left at its last answer (None before its first)."""
+
+    def __init__(self, token):
+        self.token = token
+        self.remaining = None
+        self.used = 0
+
+    def low(self, reserve):
+        return self.remaining is not None and self.remaining <= reserve
+
+
+_minter = Budgeted(OWNER_TOKEN)
+_by_operation = {}
+_by_token = {}
+
+
+def _read_budget(holder, headers):
+    value = headers.get("x-ratelimit-remaining") or headers.get("X-RateLimit-Remaining")
+    if isinstance(value, list):
+        value = value[0] if value else None
+    if value is not None:
+        holder.remaining = int(value)
+
+
+def _minter_call(method, path, **kwargs):
+    headers = {"Authorization": f"Bearer {_minter.token}"}
+    response = requests.request(method, f"{BASE_URL}{path}", headers=headers, timeout=60, **kwargs)
+    _read_budget(_minter, response.headers)
+    if response.status_code != 200:
+        raise RuntimeError(f"{method} {path} answered {response.status_code}: {response.text[:500]}")
+    return response.json()["data"]
+
+
+def _mint(name):
+    """A new token with the owner's scopes; the caller holds the lock."""
+    global _minter, _scopes
+    if _scopes is None:
+        _scopes = _minter_call("GET", "/platform/tokens/current")["scopes"]
+    body = {"scopes": _scopes, "expiresIn": LIFETIME}
+    if _minter.low(2):
+        # The minting token spends its own budget too: before it runs out, it mints its successor.
+        successor = _minter_call("POST", "/platform/tokens", json={**body, "name": "schemathesis minter"})
+        _minter = Budgeted(successor["token"])
+    minted = Budgeted(_minter_call("POST", "/platform/tokens", json={**body, "name": name[:100]})["token"])
+    _by_token[minted.token] = minted
+    _stats["minted"] += 1
+    return minted
+
+
+@schemathesis.auth(refresh_interval=None)
+class TokenPerOperation:
+    def get(self, case, context):
+        label = context.operation.label
+        with _lock:
+            current = _by_operation.get(label)
+            if current is None or current.low(RESERVE):
+                current = _by_operation[label] = _mint(f"schemathesis {label}")
+            return current.token
+
+    def set(self, case, data, context):
+        case.headers = {**(case.headers or {}), "Authorization": f"Bearer {data}"}
+
+
+@schemathesis.hook
+def after_call(context, case, response):
+    sent = response.request.headers.get("Authorization", "")
+    holder = _by_token.get(sent[len("Bearer ") :]) if sent.startswith("Bearer ") else None
+    with _lock:
+        if holder is None:
+            _stats["withoutMintedToken"] += 1
+            return
+        holder.used += 1
+        _stats["mostOnOneToken"] = max(_stats["mostOnOneToken"], holder.used)
+        # Only the platform budget is per token; the compatibility API's headers count per organisation.
+        if case.operation.path.startswith("/platform/"):
+            _read_budget(holder, response.headers)
+        if response.status_code == 429:
+            with open(LOG_429, "a", encoding="utf-8") as log:
+                body = response.content[:300].decode("utf-8", "replace")
+                log.write(json.dumps({"operation": case.operation.label, "body": body}) + "\n")
+
+
+@schemathesis.hook
+def filter_failure(context, failure, case, response):
+    if failure.code != "ST202" or response is None:
+        return True
+    answer = response.content[:2000].decode("utf-8", "replace")
+    for says, _why, *only in REFUSALS_NO_SCHEMA_STATES:
+        if says in answer and (not only or case.operation.label in only):
+            with _lock:
+                _stats["dropped"] += 1
+            return False
+    return True
+
+
+@atexit.register
+def _write_stats():
+    with open(STATS, "w", encoding="utf-8") as out:
+        json.dump(_stats, out)
