@@ -32,7 +32,10 @@ const schema = z.object({
   TEMPORAL_TLS: bool.default(false),
   TEMPORAL_UI_URL: z.url().optional(),
 
-  /** Rate-limit counters and quotas: atomic where MongoDB-compatible stores are not (DESIGN.md §2, §6). */
+  /**
+   * Rate-limit counters and quotas: atomic where MongoDB-compatible stores are not (docs/architecture.md, "Decisions,
+   * and why" and "Rate limits and quotas").
+   */
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL')
@@ -61,8 +64,8 @@ const schema = z.object({
   /** Seconds a new container has to answer on its port before the deploy fails. */
   DEPLOY_READY_TIMEOUT_S: z.coerce.number().int().min(1).max(3600).default(60),
 
-  // Deployment commands and releases (workflows/deployment, DESIGN.md §4); read by the api when it starts a
-  // deployment's workflow, which keeps them for its life.
+  // Deployment commands and releases (workflows/deployment, docs/architecture.md, "A deployment's lifecycle, as
+  // workflows"); read by the api when it starts a deployment's workflow, which keeps them for its life.
   /** Releases whose images are kept from pruning: a rollback can go to any of them, with no registry or rebuild. */
   RELEASES_KEPT: z.coerce.number().int().min(1).max(100).default(10),
   /** Commands one workflow run carries out before it continues as new, so its history stays small. */
@@ -80,8 +83,9 @@ const schema = z.object({
     .default(24),
   METRICS_SWEEP_S: z.coerce.number().int().min(1).default(600),
 
-  // Edge router (DESIGN.md §12, shared/edge): Caddy driven through its admin API; deployments' stable URLs are
-  // http://<name>-<short id>.<EDGE_DOMAIN>:<EDGE_PORT>. `npm start` runs one unless EDGE_ADMIN_URL is set.
+  // Edge router (docs/architecture.md, "Edge router", shared/edge): Caddy driven through its admin API; deployments'
+  // stable URLs are http://<name>-<short id>.<EDGE_DOMAIN>:<EDGE_PORT>. `npm start` runs one unless EDGE_ADMIN_URL is
+  // set.
   /** Caddy's admin API: loopback or a private network only, it reconfigures the router without credentials. */
   EDGE_ADMIN_URL: z.url().default('http://127.0.0.1:2019'),
   /** Domain under which each deployment gets its host; `localhost` needs no DNS (*.localhost is loopback). */
@@ -161,9 +165,10 @@ const schema = z.object({
     .optional(),
 
   /**
-   * Reconciler (DESIGN.md §4): the schedule removes engine objects of destroyed or unknown deployments. Several
-   * Slipway instances may share one engine; each touches only objects carrying its own instance label, by default
-   * derived from its database and task queue (shared/instance.ts). Objects younger than the grace are left alone.
+   * Reconciler (docs/architecture.md, "A deployment's lifecycle, as workflows"): the schedule removes engine objects of
+   * destroyed or unknown deployments. Several Slipway instances may share one engine; each touches only objects
+   * carrying its own instance label, by default derived from its database and task queue (shared/instance.ts). Objects
+   * younger than the grace are left alone.
    */
   SLIPWAY_INSTANCE: z
     .string()
@@ -198,11 +203,14 @@ const schema = z.object({
   BUILD_BASE_IMAGE_PYTHON: z.string().min(1).default('slipway/python'),
   /** Scratch space of source builds on the worker's host; each build's directory is removed when it ends. */
   BUILD_WORK_DIR: z.string().min(1).optional(),
-  /** Build sandbox (DESIGN.md §8): builds at once on one worker, and for one organisation on one worker. */
+  /**
+   * Build sandbox (docs/architecture.md, "Builds and images"): builds at once on one worker, and for one organisation
+   * on one worker.
+   */
   BUILD_CONCURRENCY: z.coerce.number().int().min(1).default(2),
   BUILD_CONCURRENCY_PER_ORG: z.coerce.number().int().min(1).default(1),
 
-  // AI providers of the builder (shared/ai, shared/ai-providers; DESIGN.md §15).
+  // AI providers of the builder (shared/ai, shared/ai-providers; docs/architecture.md, "AI builder").
   /**
    * A provider whose baseUrl names a loopback/private/special address is refused unless this is set: the worker
    * connects to it from the host's own network (tests run provider doubles on loopback; a self-hosted model server

@@ -7,7 +7,7 @@ import { normalizeBaseUrl } from './base-url';
 import type { AiProviderSummary } from './types';
 
 /**
- * Request and response schemas of the AI provider routes (issue 15): the single source of their types and of
+ * Request and response schemas of the AI provider routes: the single source of their types and of
  * the OpenAPI document. The key is write-only: it appears in requests and in no response.
  */
 

@@ -11,7 +11,7 @@ import {
 } from '../../../shared/builder/types';
 import { queryInt, text } from '../../http/fields';
 
-/** Requests and responses of the AI builder routes (issue 15): the single source of their types and of the document. */
+/** Requests and responses of the AI builder routes: the single source of their types and of the document. */
 
 const L = BUILDER_LIMITS;
 

@@ -137,7 +137,7 @@ export const ListQuery = z
   })
   .strict();
 
-/** The long-poll of a status read: one request instead of a polling loop (DESIGN.md §14). */
+/** The long-poll of a status read: one request instead of a polling loop (README, "Waiting, following and failures"). */
 export const WAIT_MAX_S = 120;
 export const GetQuery = z
   .object({
@@ -201,7 +201,10 @@ export const ReleaseList = z
   .object({ releases: z.array(Release), total: z.number().int(), limit: z.number().int(), offset: z.number().int() })
   .meta({ id: 'ReleaseList' });
 
-/** Fields of the entity workflow's (DESIGN.md §4), shown by both origins' status reads. */
+/**
+ * Fields of the entity workflow's (docs/architecture.md, "A deployment's lifecycle, as workflows"), shown by both
+ * origins' status reads.
+ */
 const Lifecycle = {
   revision: z.number().int().optional().meta({ description: 'The release that serves (or would, once started)' }),
   replicas: z.number().int().optional().meta({ description: 'Instances the serving release runs; 0 when stopped' }),
