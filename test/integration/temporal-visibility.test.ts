@@ -5,6 +5,7 @@ import { workflowMetadataQuery } from '@temporalio/workflow';
 
 import { deploymentWorkflowId, SEARCH_ATTRIBUTES } from '../../shared/constants';
 import { ensureSearchAttributes } from '../../shared/temporal';
+import { PHASE_WORDS } from '../../workflows/deployment/failures';
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage } from '../helpers/images';
@@ -12,7 +13,7 @@ import { buildFixtureImage } from '../helpers/images';
 interface Deployment {
   id: string;
   status: string;
-  lastFailure?: { message: string; hint?: string };
+  lastFailure?: { phase: string; message: string; hint?: string };
 }
 type Accepted = { data: { deployment: Deployment; command?: { url: string } } };
 
@@ -133,9 +134,12 @@ describe('deployments in the Temporal UI (real Temporal dev server, FerretDB, Do
     const failed = await get(broken);
     const shown = await currentDetails(broken);
     expect(shown).toMatch(/^\*\*failed\*\*/);
-    // The app's own words (its last log lines are in the message) only inside a code block, shown literally.
+    // The app's own words (its last log lines are in the message) only inside a code block, shown literally. A crash
+    // at start is caught while the container starts or while the app is awaited, whichever sees it first.
+    const { phase, message, hint } = failed.lastFailure!;
+    expect(['start', 'ready']).toContain(phase);
     expect(shown).toContain(
-      `Last failure: the deploy of release 1 failed while starting the container.\n\n\`\`\`\n${failed.lastFailure!.message}\n\n${failed.lastFailure!.hint}\n\`\`\``,
+      `Last failure: the deploy of release 1 failed while ${PHASE_WORDS[phase as 'start' | 'ready']}.\n\n\`\`\`\n${message}\n\n${hint}\n\`\`\``,
     );
     expect(shown).toContain('boom: missing DATABASE_URL');
     // The run that continued it has the attributes, but no summary: its details name the app instead.
