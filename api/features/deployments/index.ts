@@ -7,6 +7,9 @@ import { deploymentControlTools } from './tools-control.mcp';
 
 export const deploymentsFeature = defineFeature({
   name: 'deployments',
-  routes: { compat: compatDeploymentRoutes, platform: (ctx) => [...platformDeploymentRoutes(ctx), ...deploymentEventRoutes(ctx)] },
+  routes: {
+    compat: compatDeploymentRoutes,
+    platform: (ctx) => [...platformDeploymentRoutes(ctx), ...deploymentEventRoutes(ctx)],
+  },
   tools: (deps) => [...deploymentTools(deps), ...deploymentControlTools(deps)],
 });

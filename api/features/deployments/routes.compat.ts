@@ -22,6 +22,7 @@ import {
 } from './schemas';
 import type { DeploymentService } from './service';
 import { deploymentView } from './views';
+import { readOrWait } from './wait';
 
 /** The compatibility API's deployment routes (spec, "Compatibility API"). */
 export function compatDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
@@ -115,16 +116,13 @@ export function compatDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
       before: [reads, can('deployment.read', itsProject)],
       responses: { 200: { description: 'The deployment', schema: Deployment } },
       handler: async ({ params, query }, req, res) => {
-        const principal = principalOf(req);
-        const left = new AbortController();
-        res.on('close', () => left.abort());
-        const record = query.wait
-          ? await ctx.waitForDeployment(principal, params.id, {
-              until: query.wait,
-              timeoutS: query.timeout,
-              signal: left.signal,
-            })
-          : await deployments.get(principal, params.id);
+        const record = await readOrWait(
+          { waitFor: ctx.waitForDeployment, get: deployments.get },
+          principalOf(req),
+          params.id,
+          query,
+          res,
+        );
         // The same status, URL and releases as the platform API's read.
         res.json(deploymentView(record, await ctx.observe.releasesSummary(record)));
       },

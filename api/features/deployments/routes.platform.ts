@@ -23,6 +23,7 @@ import {
   sinceDate,
 } from './schemas.platform';
 import { platformDeploymentView, releaseView } from './views';
+import { readOrWait } from './wait';
 
 /**
  * The platform API's deployments (docs/architecture.md, "A deployment's lifecycle, as workflows"): every deployment of
@@ -103,16 +104,13 @@ export function platformDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
       before: [can('deployment.read', itsProject)],
       responses: { 200: { description: 'The deployment', schema: success(PlatformDeployment) } },
       handler: async ({ params, query }, req, res) => {
-        const principal = principalOf(req);
-        const left = new AbortController();
-        res.on('close', () => left.abort());
-        const d = query.wait
-          ? await ctx.waitForDeployment(principal, params.id, {
-              until: query.wait,
-              timeoutS: query.timeout,
-              signal: left.signal,
-            })
-          : await deployments.get(principal, params.id);
+        const d = await readOrWait(
+          { waitFor: ctx.waitForDeployment, get: deployments.get },
+          principalOf(req),
+          params.id,
+          query,
+          res,
+        );
         res.json(ok(platformDeploymentView(d, await observe.releasesSummary(d))));
       },
     }),

@@ -61,3 +61,20 @@ export function createDeploymentWaiter(deps: { feed: Pick<StatusFeed, 'watch'>; 
 }
 
 export type DeploymentWaiter = ReturnType<typeof createDeploymentWaiter>;
+
+/**
+ * A status read as both origins serve it: at once, or with `?wait=` held until that status or a settled one; a
+ * client that leaves lets go of its wait.
+ */
+export function readOrWait(
+  deps: { waitFor: DeploymentWaiter; get: Get },
+  principal: Principal,
+  id: string,
+  query: { wait?: DeploymentStatus; timeout: number },
+  res: { on(event: 'close', listener: () => void): unknown },
+): Promise<DeploymentRecord> {
+  if (!query.wait) return deps.get(principal, id);
+  const left = new AbortController();
+  res.on('close', () => left.abort());
+  return deps.waitFor(principal, id, { until: query.wait, timeoutS: query.timeout, signal: left.signal });
+}
