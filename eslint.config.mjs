@@ -18,6 +18,9 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'simple-import-sort/imports': 'error',
       'simple-import-sort/exports': 'error',
+      // A catch that does nothing says why in a comment (the expected case it absorbs), or the next engineer cannot
+      // tell an expected case from a swallowed bug; a comment makes the block non-empty for this rule.
+      'no-empty': ['error', { allowEmptyCatch: false }],
     },
   },
   {
