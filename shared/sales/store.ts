@@ -88,12 +88,41 @@ export interface EventRecord {
   attempts: AttemptRecord[];
 }
 
+/**
+ * An attempt as stored: its own immutable document, keyed by event and attempt. Pushed onto the event instead,
+ * two attempts of one event recorded at once (the automatic one and a resend) lost one of the two: FerretDB writes
+ * an update back as the whole document, so `$push` is not atomic there.
+ */
+interface StoredAttempt extends AttemptRecord {
+  _id: string;
+  eventId: string;
+}
+
 export function createSalesStore(db: Db) {
   const sellers = db.collection<SellerRecord>('sellers');
   const products = db.collection<ProductRecord>('products');
   const sales = db.collection<SaleRecord>('sales');
   const subscriptions = db.collection<SubscriptionRecord>('subscriptions');
   const events = db.collection<EventRecord>('events');
+  const attempts = db.collection<StoredAttempt>('event_attempts');
+
+  /** Events with their delivery log, oldest attempt first (events from before attempts had their own documents
+   * keep the ones they carry). */
+  async function withAttempts<E extends Pick<EventRecord, '_id'> & { attempts?: AttemptRecord[] }>(
+    list: E[],
+  ): Promise<(E & { attempts: AttemptRecord[] })[]> {
+    if (list.length === 0) return [];
+    const stored = await guard('events.attempts', () =>
+      attempts.find({ eventId: { $in: list.map((e) => e._id) } }).toArray(),
+    );
+    return list.map((e) => {
+      const own = stored.filter((a) => a.eventId === e._id).map(({ _id: _, eventId: __, ...a }) => a as AttemptRecord);
+      const legacy = (e.attempts ?? []).filter((a) => !own.some((o) => o.key === a.key));
+      return { ...e, attempts: [...legacy, ...own].sort((a, b) => a.at.getTime() - b.at.getTime()) };
+    });
+  }
+  const withAttemptsOf = async (e: EventRecord | null) => (e ? (await withAttempts([e]))[0]! : null);
+
   return {
     async ensureIndexes() {
       await ensureIndexesWithRetry('sales.createIndexes', async () => {
@@ -104,6 +133,7 @@ export function createSalesStore(db: Db) {
         await events.createIndex({ orgId: 1, createdAt: -1 });
         // The outbox sweep reads pending events oldest first.
         await events.createIndex({ status: 1, createdAt: 1 });
+        await attempts.createIndex({ eventId: 1 });
       });
     },
     getSeller: (orgId: string) => guard('sellers.get', () => sellers.findOne({ _id: orgId })),
@@ -190,11 +220,13 @@ export function createSalesStore(db: Db) {
     /** Pending events older than `before` that were never attempted: the outbox gives up on them. */
     unattemptedBefore: async (before: Date, limit: number) =>
       (
-        await guard('events.stale', () =>
-          events
-            .find({ status: 'pending', createdAt: { $lt: before } }, { projection: { _id: 1, attempts: 1 } })
-            .limit(limit)
-            .toArray(),
+        await withAttempts(
+          await guard('events.stale', () =>
+            events
+              .find({ status: 'pending', createdAt: { $lt: before } }, { projection: { _id: 1, attempts: 1 } })
+              .limit(limit)
+              .toArray(),
+          ),
         )
       )
         .filter((e) => e.attempts.length === 0)
@@ -217,12 +249,19 @@ export function createSalesStore(db: Db) {
           sellers.find({ _id: { $in: orgIds }, webhook: { $exists: true } }, { projection: { _id: 1 } }).toArray(),
         )
       ).map((s) => s._id),
-    getEvent: (orgId: string, id: string) => guard('events.get', () => events.findOne({ _id: id, orgId })),
-    getEventAny: (id: string) => guard('events.getAny', () => events.findOne({ _id: id })),
+    getEvent: async (orgId: string, id: string) =>
+      withAttemptsOf(await guard('events.get', () => events.findOne({ _id: id, orgId }))),
+    getEventAny: async (id: string) => withAttemptsOf(await guard('events.getAny', () => events.findOne({ _id: id }))),
+    /** Records an attempt once (a retried record of the same attempt finds it there), then the event's status. */
     async recordAttempt(id: string, attempt: AttemptRecord, status?: DeliveryStatus) {
-      await guard('events.recordAttempt', () =>
-        events.updateOne({ _id: id }, { $push: { attempts: attempt }, ...(status ? { $set: { status } } : {}) }),
-      );
+      try {
+        await guard('events.recordAttempt', () =>
+          attempts.insertOne({ _id: `${id}:${attempt.key}`, eventId: id, ...attempt }),
+        );
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+      if (status) await guard('events.setStatus', () => events.updateOne({ _id: id }, { $set: { status } }));
     },
     setEventStatus: (id: string, status: DeliveryStatus) =>
       guard('events.setStatus', () => events.updateOne({ _id: id }, { $set: { status } })),
@@ -246,7 +285,7 @@ export function createSalesStore(db: Db) {
       const [items, total] = await Promise.all([
         guard('events.list', () =>
           events.find(filter).sort({ createdAt: -1, _id: 1 }).skip(q.offset).limit(q.limit).toArray(),
-        ),
+        ).then(withAttempts),
         guard('events.count', () => events.countDocuments(filter)),
       ]);
       return { items, total };
