@@ -47,6 +47,8 @@ REFUSALS_NO_SCHEMA_STATES = [
     ("Save a webhook URL first", "a test event needs a webhook saved before, which no request body carries"),
     ("was already refunded", "a sale is refunded once; the same request is refused after"),
     ("must be before", "`from` before `to` compares two parameters, which JSON Schema has no keyword for"),
+    # A builder path's segment may hold 255 bytes of UTF-8 (what file systems take); JSON Schema counts characters.
+    ("has a segment longer than 255 bytes", "a segment's limit is in UTF-8 bytes, which no JSON Schema keyword counts"),
     # An organisation always keeps an owner: demoting one is valid unless it is the last, which the members decide.
     ("is the last owner of the organisation", "whether other owners exist is the organisation's state", "PATCH /platform/users/{id}"),
     # A change is checked on the project as it will be: without repoUrl in the body, whether one is stored decides.
