@@ -5,6 +5,7 @@ import type Docker from 'dockerode';
 import type { BuildCgroup } from './build-cgroup';
 import { buildContext } from './context';
 import { explainBuildFailure } from './explain';
+import { lineAssembler } from './lines';
 import { sourcePackageNames } from './package-names';
 import { type BuildLimits, buildResourceOptions, outOfMemory } from './sandbox';
 
@@ -54,6 +55,7 @@ export async function engineBuild(docker: Docker, opts: EngineBuildOptions): Pro
   // What the current step printed: the failure's explanation reads it (the raw text stays in the log only).
   let output = '';
   let failure: string | undefined;
+  const lines = lineAssembler(opts.log);
   await new Promise<void>((resolve, reject) => {
     docker.modem.followProgress(
       stream,
@@ -67,18 +69,21 @@ export async function engineBuild(docker: Docker, opts: EngineBuildOptions): Pro
             step = m[1].trim();
             output = '';
           } else output = `${output}${text}`.slice(-65_536);
-          opts.log(text);
+          lines.push(text);
         }
         if (msg.error) {
           failure = msg.errorDetail?.message ?? msg.error;
+          lines.end();
           opts.log(failure);
         }
       },
     );
-  }).catch((err: unknown) => {
-    if (opts.signal.aborted) throw opts.signal.reason;
-    throw err;
-  });
+  })
+    .catch((err: unknown) => {
+      if (opts.signal.aborted) throw opts.signal.reason;
+      throw err;
+    })
+    .finally(() => lines.end());
   if (opts.signal.aborted) throw opts.signal.reason;
   if (!failure) return;
   if (outOfMemory(failure)) {
