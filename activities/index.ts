@@ -76,6 +76,7 @@ export function createActivities(deps: ActivityDeps) {
   // Status changes, log lines and destroys wake the api's event streams and long-polls (`?wait=`) at once.
   const feed = deps.redis && createStatusFeed({ redis: deps.redis, keyPrefix: deps.config.REDIS_KEY_PREFIX });
   const logs = announcingLogs(deps.logs, feed);
+  const env = createEnvSealer(deps.config.SECRETS_KEY);
   return {
     ...createDeploymentActivities({
       ...deps,
@@ -84,13 +85,13 @@ export function createActivities(deps: ActivityDeps) {
       releases: deps.store.releases,
       engine,
       provider: engine,
-      env: createEnvSealer(deps.config.SECRETS_KEY),
+      env,
       edge: { router: edgeRouterFromConfig(deps.config), ...edgeAddressing(deps.config) },
     }),
     ...createReconcileActivities({
       docker: deps.engine.docker,
       store: announcingDestroys(deps.store, feed),
-      env: createEnvSealer(deps.config.SECRETS_KEY),
+      env,
       instance,
       graceS: deps.config.RECONCILE_GRACE_S,
     }),

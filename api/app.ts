@@ -5,6 +5,7 @@ import swaggerUi from 'swagger-ui-express';
 
 import type { AuditStore } from '../shared/audit/store';
 import type { Authz } from '../shared/authz/authorize';
+import type { GitSourceCheck } from '../shared/build/git-source';
 import type { Config } from '../shared/config';
 import { AppError } from '../shared/errors';
 import type { IdentityService } from '../shared/identity/service';
@@ -55,6 +56,8 @@ export interface AppDeps {
   /** Status changes and log lines from a cursor on (the events stream). */
   followDeployment: DeploymentFollower;
   vault: Vault;
+  /** The rules a Git source is held to wherever one is named (a source deploy, a project, a builder push). */
+  gitSource: GitSourceCheck;
   projects: ProjectService;
   users: UserService;
   /** The organisation's AI providers (keys sealed) and a client that calls them (the provider test). */

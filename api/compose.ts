@@ -4,6 +4,7 @@ import type Docker from 'dockerode';
 
 import { createAuditStore } from '../shared/audit/store';
 import { createAuthz } from '../shared/authz/authorize';
+import { createGitSourceCheck } from '../shared/build/git-source';
 import type { Config } from '../shared/config';
 import type { Database } from '../shared/db/mongo';
 import { createLogStore } from '../shared/deployments/logs-store';
@@ -17,13 +18,13 @@ import type { Logger } from '../shared/logger';
 import { createProjectStore } from '../shared/projects/store';
 import type { Redis } from '../shared/redis';
 import { createSalesStore } from '../shared/sales/store';
+import { createEnvSealer } from '../shared/secrets/deployment-env';
 import { createSecretStore } from '../shared/secrets/store';
 import { createVault } from '../shared/secrets/vault';
 import { createUploadStore } from '../shared/uploads/store';
 import type { AppDeps } from './app';
 import { composeBuilder } from './features/builder/compose';
 import { createDeploymentFollower } from './features/deployments/events';
-import { createGitSourceCheck } from './features/deployments/git-source';
 import { createDeploymentObserver } from './features/deployments/observe';
 import { createQuota, quotaRecords } from './features/deployments/quota';
 import { createDeploymentService } from './features/deployments/service';
@@ -71,14 +72,19 @@ export async function composeApi(c: {
   const authz = createAuthz({ members: projectStore });
   // Member and role changes that must keep an admin (an owner) are serialised per project (per org) in Redis.
   const lock = createKeyedLock(c.redis, c.config.REDIS_KEY_PREFIX);
+  // One of each for every feature that checks a Git source or seals environment values.
+  const gitSource = createGitSourceCheck({ vault, config: c.config });
+  const envSealer = createEnvSealer(c.config.SECRETS_KEY);
   const statusFeed = createStatusFeed({ redis: c.redis, keyPrefix: c.config.REDIS_KEY_PREFIX, log: c.log });
   const deployments = createDeploymentService({
     store: deploymentStore,
     logs: logStore,
     feed: statusFeed,
     uploads: uploadStore,
-    vault,
     projects: projectStore,
+    authz,
+    env: envSealer,
+    git: gitSource,
     temporal: c.temporal,
     docker: c.docker,
     log: c.log,
@@ -115,9 +121,10 @@ export async function composeApi(c: {
     uploads: createUploadService({ store: uploadStore, s3: c.s3, config: c.config }),
     sales: createSalesService({ store: salesStore, temporal: c.temporal, config: c.config }),
     vault,
+    gitSource,
     projects: createProjectService({
       store: projectStore,
-      git: createGitSourceCheck({ vault, config: c.config }),
+      git: gitSource,
       deployments,
       authz,
       users: identity,

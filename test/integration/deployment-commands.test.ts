@@ -282,7 +282,7 @@ describe('deployment commands (Updates on the entity workflow, real Temporal, en
     const commands = createDeploymentCommands({
       store: createDeploymentStore(h.db),
       temporal: h.temporal,
-      config: h.config,
+      env: createEnvSealer(h.config.SECRETS_KEY),
     });
     const principal = await h.identity.authenticate(d.token);
     await expect(commands.start(principal, d.id)).rejects.toMatchObject({

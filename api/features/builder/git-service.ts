@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 
+import type { GitSourceCheck } from '../../../shared/build/git-source';
 import { createGitBindingStore } from '../../../shared/builder/git-store';
 import { createBuilderStore } from '../../../shared/builder/store';
 import type { Config } from '../../../shared/config';
@@ -18,7 +19,6 @@ import {
   type GitImportResult,
   type PushInput,
 } from '../../../workflows/builder-git/commands';
-import type { GitSourceCheck } from '../deployments/git-source';
 import type { FeatureContext } from '../feature';
 
 /** A Git failure the worker explained, as the caller's error: refused (400) or a remote that moved on (409). */

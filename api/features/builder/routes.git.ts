@@ -4,7 +4,6 @@ import { principalOf } from '../../http/auth';
 import { text } from '../../http/fields';
 import { route, type RouteDef } from '../../http/routes';
 import { ok, success } from '../../http/shapes';
-import { createGitSourceCheck } from '../deployments/git-source';
 import type { FeatureContext } from '../feature';
 import { createBuilderGitService } from './git-service';
 import { sessionBody } from './routes.sessions';
@@ -82,11 +81,11 @@ const RULES =
   "Git runs in the worker with the source deploys' rules: hosts on loopback, private or link-local addresses are refused (unless ALLOW_PRIVATE_GIT_HOSTS), the address is pinned, redirects are not followed, and clones are held to GIT_MAX_BYTES and GIT_CLONE_TIMEOUT_S.";
 
 export function builderGitRoutes(
-  ctx: Pick<FeatureContext, 'builder' | 'db' | 'temporal' | 'config' | 'vault'>,
+  ctx: Pick<FeatureContext, 'builder' | 'db' | 'temporal' | 'config' | 'gitSource'>,
 ): RouteDef[] {
   const git = createBuilderGitService({
     ctx,
-    git: createGitSourceCheck({ vault: ctx.vault, config: ctx.config }),
+    git: ctx.gitSource,
     config: ctx.config,
   });
   const tags = ['AI builder'];

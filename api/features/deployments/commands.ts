@@ -9,7 +9,6 @@ import {
 import { defaultPayloadConverter, type UpdateDefinition } from '@temporalio/common';
 import { v4 as uuidv4 } from 'uuid';
 
-import type { Config } from '../../../shared/config';
 import { deploymentWorkflowId } from '../../../shared/constants';
 import type { DeploymentStore } from '../../../shared/deployments/store';
 import type { DeploymentRecord } from '../../../shared/deployments/types';
@@ -17,7 +16,7 @@ import { AppError } from '../../../shared/errors';
 import type { Principal } from '../../../shared/identity/service';
 import { PLAN_POLICIES } from '../../../shared/plans';
 import { currentRequestId } from '../../../shared/request-context';
-import { createEnvSealer } from '../../../shared/secrets/deployment-env';
+import type { EnvSealer } from '../../../shared/secrets/deployment-env';
 import {
   COMMAND_REFUSED,
   type CommandName,
@@ -83,10 +82,10 @@ const notFound = (id: string) =>
 export function createDeploymentCommands(deps: {
   store: Pick<DeploymentStore, 'get' | 'releases'>;
   temporal: Client;
-  config: Pick<Config, 'SECRETS_KEY'>;
+  /** Seals a redeploy's new environment values. */
+  env: Pick<EnvSealer, 'seal'>;
 }) {
-  const { store } = deps;
-  const env = createEnvSealer(deps.config.SECRETS_KEY);
+  const { store, env } = deps;
   const workflows = new WorkflowClient({
     connection: deps.temporal.connection,
     namespace: deps.temporal.options.namespace,

@@ -2,7 +2,8 @@ import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/c
 import type Docker from 'dockerode';
 import { v4 as uuidv4, v5 as uuidv5 } from 'uuid';
 
-import { createAuthz } from '../../../shared/authz/authorize';
+import type { Authz } from '../../../shared/authz/authorize';
+import type { GitSourceCheck } from '../../../shared/build/git-source';
 import type { Config } from '../../../shared/config';
 import { deploymentWorkflowId, LABELS } from '../../../shared/constants';
 import { isDuplicateKey } from '../../../shared/db/mongo';
@@ -24,13 +25,11 @@ import type { Logger } from '../../../shared/logger';
 import { PLAN_POLICIES } from '../../../shared/plans';
 import type { ProjectStore } from '../../../shared/projects/store';
 import { currentRequestId } from '../../../shared/request-context';
-import { createEnvSealer } from '../../../shared/secrets/deployment-env';
+import type { EnvSealer } from '../../../shared/secrets/deployment-env';
 import type { SecretEnvironment } from '../../../shared/secrets/store';
-import type { Vault } from '../../../shared/secrets/vault';
 import type { UploadStore } from '../../../shared/uploads/store';
 import { type DeploymentWorkflowInput, destroySignal } from '../../../workflows/deployment/commands';
 import { createDeploymentCommands } from './commands';
-import { createGitSourceCheck } from './git-source';
 import { providerAvailability } from './providers';
 import type { Quota } from './quota';
 import { deploymentSummary, workflowVisibility } from './visibility';
@@ -55,9 +54,14 @@ export interface DeploymentServiceDeps {
   /** Tells the event streams and `?wait=` reads of a deployment that it was destroyed. */
   feed: Pick<StatusFeed, 'publish'>;
   uploads: Pick<UploadStore, 'get'>;
-  vault: Pick<Vault, 'describe'>;
   /** A deploy's projectId must name a project of the caller's organisation. */
   projects: Pick<ProjectStore, 'get' | 'memberRole' | 'projectIdsOf'>;
+  /** Which projects' deployments a caller's lists show. */
+  authz: Pick<Authz, 'visibility'>;
+  /** Seals a deploy's environment values (and opens them for a rollback's redeploy). */
+  env: EnvSealer;
+  /** The rules a source deploy's repository and Git token are held to. */
+  git: GitSourceCheck;
   temporal: Client;
   docker: Docker;
   log: Pick<Logger, 'warn'>;
@@ -70,9 +74,7 @@ export interface DeploymentServiceDeps {
     | 'TEMPORAL_TASK_QUEUE'
     | 'QUOTA_MULTIPLIER'
     | 'BUILD_TIMEOUT_S'
-    | 'ALLOW_PRIVATE_GIT_HOSTS'
     | 'ALLOW_PRIVATE_REGISTRIES'
-    | 'SECRETS_KEY'
   >;
 }
 
@@ -83,10 +85,7 @@ const notFound = (id: string) =>
 const DESTROY_SIGNAL_DEADLINE_MS = 10_000;
 
 export function createDeploymentService(deps: DeploymentServiceDeps) {
-  const lists = createAuthz({ members: deps.projects });
-  const { store, temporal } = deps;
-  const env = createEnvSealer(deps.config.SECRETS_KEY);
-  const git = createGitSourceCheck(deps);
+  const { store, temporal, env, git } = deps;
 
   /** The workflow's options: where it runs, how an operator finds it (visibility.ts; the request ID in the memo). */
   function workflowOptions(record: DeploymentRecord, principal: Pick<Principal, 'org'>) {
@@ -239,7 +238,7 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
 
   return {
     /** stop, start, redeploy, scale, rollback and the follow-up of each (./commands.ts). */
-    ...createDeploymentCommands({ store, temporal, config: deps.config }),
+    ...createDeploymentCommands({ store, temporal, env }),
 
     /** Whether this organisation already used `requestId` for a deploy (destroyed deployments included). */
     async requestIdUsed(principal: Principal, requestId: string): Promise<boolean> {
@@ -328,7 +327,7 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
       },
     ) =>
       // Below org admin, deployments of projects the caller is not a member of are left out (shared/authz).
-      lists
+      deps.authz
         .visibility(principal)
         .then((v) =>
           store.list({ orgId: principal.org._id, ...q, ...(v.all ? {} : { visibleProjects: v.projectIds }) }),

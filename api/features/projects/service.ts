@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 
 import type { Authz } from '../../../shared/authz/authorize';
+import type { GitSourceCheck } from '../../../shared/build/git-source';
 import { isDuplicateKey } from '../../../shared/db/mongo';
 import { AppError } from '../../../shared/errors';
 import type { Principal } from '../../../shared/identity/service';
 import type { KeyedLock } from '../../../shared/locks';
 import type { ProjectChange, ProjectStore } from '../../../shared/projects/store';
 import type { ProjectFields, ProjectRecord } from '../../../shared/projects/types';
-import type { GitSourceCheck } from '../deployments/git-source';
 import type { DeploymentService } from '../deployments/service';
 import { createMemberService } from './members';
 
@@ -44,7 +44,7 @@ export function createProjectService(deps: ProjectServiceDeps) {
   }
 
   /**
-   * The Git source of a project is held to a deploy's rules (one code path, ./../deployments/git-source.ts): a
+   * The Git source of a project is held to a deploy's rules (one code path, shared/build/git-source.ts): a
    * repoUrl reachable publicly, a gitTokenSecretId the caller may send, bound to repoUrl's host and in the project's
    * vault environment. Checked on the fields as they will be after the write.
    */

@@ -1,10 +1,10 @@
-import type { Config } from '../../../shared/config';
-import { AppError } from '../../../shared/errors';
-import type { Principal } from '../../../shared/identity/service';
-import { privateTargetReason } from '../../../shared/net-guard';
-import { roleAllows } from '../../../shared/permissions';
-import type { SecretEnvironment } from '../../../shared/secrets/store';
-import { gitSecretRefusal, type Vault } from '../../../shared/secrets/vault';
+import type { Config } from '../config';
+import { AppError } from '../errors';
+import type { Principal } from '../identity/service';
+import { privateTargetReason } from '../net-guard';
+import { roleAllows } from '../permissions';
+import type { SecretEnvironment } from '../secrets/store';
+import { gitSecretRefusal, type Vault } from '../secrets/vault';
 
 /**
  * The rules a Git source is held to wherever one is named (a source deploy, a project's repository): one code path,
