@@ -1,0 +1,78 @@
+import {
+  isProjectOnly,
+  isProjectPermission,
+  ORG_ROLE_PERMISSIONS,
+  ORG_ROLES,
+  PERMISSIONS,
+  permissionsMarkdown,
+  PROJECT_ONLY_PERMISSIONS,
+  PROJECT_PERMISSIONS,
+  PROJECT_ROLE_PERMISSIONS,
+  PROJECT_ROLES,
+  projectRoleAllows,
+  roleAllows,
+} from '../../shared/permissions';
+
+describe('the permissions table', () => {
+  it('gives owners and admins everything, and keeps the organisation-only permissions from everyone else', () => {
+    for (const p of PERMISSIONS) {
+      expect(roleAllows('owner', p)).toBe(true);
+      expect(roleAllows('admin', p)).toBe(true);
+    }
+    for (const p of ['user.manage', 'audit.read', 'sales.manage', 'ai_provider.manage'] as const) {
+      expect(roleAllows('developer', p)).toBe(false);
+      expect(roleAllows('viewer', p)).toBe(false);
+    }
+  });
+
+  it('lets a viewer read and manage its own tokens, and change nothing else', () => {
+    expect(ORG_ROLE_PERMISSIONS.viewer).toEqual(['deployment.read', 'deployment.logs', 'project.read', 'token.manage']);
+    expect(roleAllows('viewer', 'deployment.create')).toBe(false);
+    expect(roleAllows('viewer', 'secret.use')).toBe(false);
+  });
+
+  it('grants a developer every project-only permission, so one made admin of a project can run it', () => {
+    for (const p of PROJECT_ONLY_PERMISSIONS) {
+      expect(roleAllows('developer', p)).toBe(true);
+      expect(isProjectOnly(p)).toBe(true);
+      expect(isProjectPermission(p)).toBe(true);
+    }
+    expect(isProjectOnly('deployment.create')).toBe(false);
+    expect(isProjectOnly('project.create')).toBe(false);
+  });
+
+  it('lets project roles decide project permissions only, each role a subset of the one above it', () => {
+    expect(isProjectPermission('project.create')).toBe(false);
+    expect(isProjectPermission('token.manage')).toBe(false);
+    for (const role of PROJECT_ROLES) {
+      for (const p of PROJECT_ROLE_PERMISSIONS[role]) expect(PROJECT_PERMISSIONS).toContain(p);
+      expect(projectRoleAllows(role, 'project.create')).toBe(false);
+    }
+    expect(PROJECT_ROLE_PERMISSIONS.admin).toEqual(PROJECT_PERMISSIONS);
+    for (const p of PROJECT_ROLE_PERMISSIONS.viewer) expect(projectRoleAllows('developer', p)).toBe(true);
+    for (const p of PROJECT_ROLE_PERMISSIONS.developer) expect(projectRoleAllows('admin', p)).toBe(true);
+    expect(projectRoleAllows('developer', 'project.members.manage')).toBe(false);
+    expect(projectRoleAllows('viewer', 'deployment.create')).toBe(false);
+  });
+
+  it('describes itself as a Markdown table with one row per permission, generated from the checks', () => {
+    const lines = permissionsMarkdown().split('\n');
+    const cells = (line: string) =>
+      line
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim());
+    expect(lines).toHaveLength(2 + PERMISSIONS.length);
+    expect(cells(lines[0]!)).toEqual([
+      'permission',
+      ...ORG_ROLES.map((r) => `org ${r}`),
+      ...PROJECT_ROLES.map((r) => `project ${r}`),
+    ]);
+    const row = (p: string) => cells(lines.find((l) => l.startsWith(`| \`${p}\` |`))!);
+    // org owner, admin, developer, viewer | project admin, developer, viewer
+    expect(row('project.update')).toEqual(['`project.update`', '✓', '✓', 'in projects', '–', '✓', '–', '–']);
+    expect(row('deployment.create')).toEqual(['`deployment.create`', '✓', '✓', '✓', '–', '✓', '✓', '–']);
+    expect(row('token.manage')).toEqual(['`token.manage`', '✓', '✓', '✓', '✓', 'n/a', 'n/a', 'n/a']);
+    for (const line of lines) expect(cells(line)).toHaveLength(1 + ORG_ROLES.length + PROJECT_ROLES.length);
+  });
+});
