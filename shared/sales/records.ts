@@ -7,10 +7,17 @@ const SALES_ID_NAMESPACE = '3b0f6c2e-5d7a-4f9b-8e21-6a4c9d0b7f13';
 export const derivedId = (name: string) => uuidv5(name, SALES_ID_NAMESPACE);
 export const saleCompletedEventId = (saleId: string) => derivedId(`${saleId}:sale.completed`);
 
+/**
+ * The end of a period that starts at `from`: the same day and time a month or a year later, or the last day of that
+ * month when it is shorter (31 January + a month is 28 or 29 February, not 2 or 3 March).
+ */
 export function addInterval(from: Date, interval: 'month' | 'year'): Date {
   const d = new Date(from);
-  if (interval === 'year') d.setUTCFullYear(d.getUTCFullYear() + 1);
-  else d.setUTCMonth(d.getUTCMonth() + 1);
+  const day = d.getUTCDate();
+  d.setUTCDate(1);
+  d.setUTCMonth(d.getUTCMonth() + (interval === 'year' ? 12 : 1));
+  const lastDay = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate();
+  d.setUTCDate(Math.min(day, lastDay));
   return d;
 }
 
