@@ -26,3 +26,18 @@ export const queryInt = (min: number, max: number) =>
     (v) => (typeof v === 'string' && /^-?\d{1,16}$/.test(v) ? Number(v) : v),
     z.number({ error: 'a whole number, in digits' }).int().min(min).max(max),
   );
+
+/**
+ * A create request's idempotency key travels as the body's `requestId`, the name clients send; inside the api it is
+ * the `idempotencyKey`, so that `requestId` names one thing only: the X-Request-Id that correlates a request's log
+ * lines, audit event and workflow.
+ */
+export const IDEMPOTENCY_FIELD = 'requestId';
+
+/** The body with its `requestId` renamed `idempotencyKey`, as the services take it. */
+export function withIdempotencyKey<T extends { requestId?: string | undefined }>(
+  body: T,
+): Omit<T, typeof IDEMPOTENCY_FIELD> & { idempotencyKey?: string } {
+  const { requestId: idempotencyKey, ...rest } = body;
+  return { ...rest, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) };
+}

@@ -59,7 +59,7 @@ export function createDeploymentStore(db: Db) {
     },
 
     /**
-     * Inserts the queued record; a duplicate `_id` (same org + requestId) throws the driver's 11000 inside a
+     * Inserts the queued record; a duplicate `_id` (same org + idempotency key) throws the driver's 11000 inside a
      * DatabaseError.
      */
     async insert(record: DeploymentRecord) {

@@ -87,7 +87,11 @@ export interface DeploymentRecord {
   envSealed?: Sealed;
   /** Records written before env values were sealed held them here in the clear; read for those only. */
   envVars?: Record<string, string>;
-  requestId?: string;
+  /**
+   * The caller's idempotency key (the deploy body's `requestId`); `_id` is derived from it, which is what finds a
+   * retry. Records written before the rename hold it as `requestId`; nothing reads it back.
+   */
+  idempotencyKey?: string;
   projectId?: string;
   revision: number;
   status: DeploymentStatus;

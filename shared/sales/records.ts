@@ -2,7 +2,7 @@ import { v5 as uuidv5 } from 'uuid';
 
 import type { EventType, ProductRecord, SaleRecord, SalesStore, SubscriptionRecord } from './store';
 
-/** Namespace of IDs derived from a caller's requestId and from a sale: retries and repairs find the same records. */
+/** Namespace of IDs derived from a caller's idempotency key and from a sale: retries and repairs find the same records. */
 const SALES_ID_NAMESPACE = '3b0f6c2e-5d7a-4f9b-8e21-6a4c9d0b7f13';
 export const derivedId = (name: string) => uuidv5(name, SALES_ID_NAMESPACE);
 export const saleCompletedEventId = (saleId: string) => derivedId(`${saleId}:sale.completed`);

@@ -41,8 +41,11 @@ export interface SaleRecord {
   currency: string;
   salesCode: string;
   subscriptionId?: string;
-  /** The caller's idempotency key: the sale's `_id` is derived from it, so a retried request finds this one. */
-  requestId?: string;
+  /**
+   * The caller's idempotency key (the body's `requestId`): the sale's `_id` is derived from it, so a retried request
+   * finds this one. Sales recorded before the rename hold it as `requestId`; nothing reads it back.
+   */
+  idempotencyKey?: string;
   refundedAt?: Date;
   createdAt: Date;
 }

@@ -201,6 +201,30 @@ describe('HTTP hygiene: encoding, temp files, non-origin paths, request IDs, acc
     expect((await api.del(`/compat/deployments/${String(r.body.deploymentId)}`)).status).toBe(204);
   });
 
+  it("keeps the body's idempotency key (requestId on the wire) apart from the X-Request-Id of the requests", async () => {
+    const api = client(h, (await h.newOrg()).token);
+    const [key, deployCall, destroyCall] = [`key-${randomUUID()}`, `op-${randomUUID()}`, `op-${randomUUID()}`];
+    const body = { image: 'slipway-test/none:1', name: 'keyed', requestId: key };
+    const r = await api.call<Body>('POST', '/compat/deploy', body, { 'x-request-id': deployCall });
+    expect(r.status).toBe(202);
+    const id = String(r.body.deploymentId);
+    const described = await h.temporal.workflow.getHandle(`deployment/${id}`).describe();
+    expect(described.memo).toMatchObject({ requestId: deployCall });
+    // The record holds the key as the idempotency key, never under the name of the correlation ID.
+    const record = await h.db.collection('deployments').findOne({ _id: id as never });
+    expect(record).toMatchObject({ idempotencyKey: key });
+    expect(record).not.toHaveProperty('requestId');
+    // The replay's refusal names the key by its body field, as the caller sent it.
+    const replay = await api.post<Body>('/compat/deploy', body);
+    expect([replay.status, replay.body.details]).toEqual([409, { deploymentId: id, requestId: key }]);
+    expect(
+      (await api.call('DELETE', `/compat/deployments/${id}`, undefined, { 'x-request-id': destroyCall })).status,
+    ).toBe(204);
+    expect(await h.db.collection('deployment_destroys').findOne({ _id: id as never })).toMatchObject({
+      requestId: destroyCall,
+    });
+  });
+
   it('answers outside the three origins in JSON, never an HTML page', async () => {
     const missing = await fetch(`${h.baseUrl}/no/such/path`);
     expect(missing.status).toBe(404);

@@ -191,7 +191,11 @@ describe('sales outbox: every recorded event is delivered, once per sale', () =>
       expect(burst.filter((r) => r.status === 409)).toHaveLength(9);
       for (const r of burst.filter((b) => b.status === 409)) expect(r.body.message).toContain(won[0]!.body.data.saleId);
 
-      const orgId = (await h.db.collection('sales').findOne({ _id: first.body.data.saleId as never }))!.orgId as string;
+      const stored = (await h.db.collection('sales').findOne({ _id: first.body.data.saleId as never }))!;
+      // Kept as the idempotency key: requestId names only a request's X-Request-Id inside the api.
+      expect(stored).toMatchObject({ idempotencyKey: 'order-1' });
+      expect(stored).not.toHaveProperty('requestId');
+      const orgId = stored.orgId as string;
       expect(await h.db.collection('sales').countDocuments({ orgId })).toBe(2);
       expect(await h.db.collection('events').countDocuments({ orgId })).toBe(2);
       await deliveredTo(receiver, 2, 'one delivery per sale');

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 import { principalOf } from '../../http/auth';
+import { IDEMPOTENCY_FIELD } from '../../http/fields';
 import type { FeatureContext } from '../feature';
 import { newDeploymentProject } from './access';
 
@@ -35,12 +36,13 @@ export function answerReplays(
   };
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
-      const requestId: unknown = (req.body as Record<string, unknown> | undefined)?.requestId;
-      if (typeof requestId !== 'string' || !requestId) return next();
+      const idempotencyKey: unknown = (req.body as Record<string, unknown> | undefined)?.[IDEMPOTENCY_FIELD];
+      if (typeof idempotencyKey !== 'string' || !idempotencyKey) return next();
       const principal = principalOf(req);
-      if (!(await ctx.deployments.requestIdUsed(principal, requestId)) || !(await mayDeploy(req))) return next();
+      if (!(await ctx.deployments.idempotencyKeyUsed(principal, idempotencyKey)) || !(await mayDeploy(req)))
+        return next();
       if (spend) await step(spend, req, res);
-      await ctx.deployments.refuseReplay(principal, requestId);
+      await ctx.deployments.refuseReplay(principal, idempotencyKey);
       next();
     } catch (err) {
       next(err);

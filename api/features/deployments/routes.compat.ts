@@ -2,6 +2,7 @@ import type { z } from 'zod';
 
 import type { Principal } from '../../../shared/identity/service';
 import { principalOf } from '../../http/auth';
+import { withIdempotencyKey } from '../../http/fields';
 import { route, type RouteDef } from '../../http/routes';
 import type { FeatureContext } from '../feature';
 import { deploymentProject, newDeploymentProject } from './access';
@@ -84,13 +85,13 @@ export function compatDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
       },
     }),
     deployRoute('/deploy', 'Deploy a container image', DeployRequest, (p, body) =>
-      deployments.deployImage(p, body, 'compat'),
+      deployments.deployImage(p, withIdempotencyKey(body), 'compat'),
     ),
     deployRoute(
       '/deploy/source',
       'Deploy from source: an uploaded zip (uploadId) or a Git repository (repoUrl)',
       SourceDeployRequest,
-      (p, body) => deployments.deploySource(p, body, 'compat'),
+      (p, body) => deployments.deploySource(p, withIdempotencyKey(body), 'compat'),
     ),
     route({
       method: 'get',

@@ -1,5 +1,6 @@
 import type { DeploymentRecord } from '../../../shared/deployments/types';
 import { principalOf } from '../../http/auth';
+import { withIdempotencyKey } from '../../http/fields';
 import { route, type RouteDef } from '../../http/routes';
 import { ok, success } from '../../http/shapes';
 import type { FeatureContext } from '../feature';
@@ -84,7 +85,7 @@ export function platformDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
       },
       handler: async ({ body }, req, res) => {
         const principal = principalOf(req);
-        const { image, ...rest } = body;
+        const { image, ...rest } = withIdempotencyKey(body);
         const d =
           image !== undefined
             ? await deployments.deployImage(principal, { ...rest, image }, 'platform')

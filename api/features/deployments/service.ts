@@ -34,14 +34,15 @@ import { providerAvailability } from './providers';
 import type { Quota } from './quota';
 import { deploymentSummary, workflowVisibility } from './visibility';
 
-/** Namespace of idempotent deployment IDs: uuidv5(orgId + ":" + requestId). */
-const REQUEST_ID_NAMESPACE = '8f1d7a52-4c1e-4f7e-9a3b-2d5c6e7f8a90';
+/** Namespace of idempotent deployment IDs: uuidv5(orgId + ":" + idempotencyKey). */
+const IDEMPOTENCY_NAMESPACE = '8f1d7a52-4c1e-4f7e-9a3b-2d5c6e7f8a90';
 
 export interface DeployInput {
   name: string;
   port: number;
   envVars: Record<string, string>;
-  requestId?: string;
+  /** The body's `requestId` (its name on the wire): a retry with the same key names the same deployment. */
+  idempotencyKey?: string;
   provider: Provider;
   projectId?: string;
   /** Instances of the first release (platform API); 1 when absent. */
@@ -132,19 +133,20 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
     }
   }
 
-  /** With a requestId, the deployment's ID is fixed by it: the same request always names the same deployment. */
-  const idFor = (principal: Pick<Principal, 'org'>, requestId: string) =>
-    uuidv5(`${principal.org._id}:${requestId}`, REQUEST_ID_NAMESPACE);
+  /** With an idempotency key, the deployment's ID is fixed by it: the same request always names the same deployment. */
+  const idFor = (principal: Pick<Principal, 'org'>, idempotencyKey: string) =>
+    uuidv5(`${principal.org._id}:${idempotencyKey}`, IDEMPOTENCY_NAMESPACE);
 
-  async function duplicate(principal: Principal, id: string, requestId: string): Promise<never> {
+  async function duplicate(principal: Principal, id: string, idempotencyKey: string): Promise<never> {
     // The first request may have died between its insert and its workflow start: finish it, start nothing new.
     const first = await store.findAny(id);
     if (first && !first.destroyedAt) await ensureWorkflow(first, principal);
+    // The message and details name the key by its body field, the name the caller knows.
     throw new AppError(
       'DUPLICATE_REQUEST',
-      `requestId "${requestId}" was already used: it made deployment ${id}, and no second deployment was started. ` +
+      `requestId "${idempotencyKey}" was already used: it made deployment ${id}, and no second deployment was started. ` +
         'Follow that deployment, or send a new requestId to deploy again.',
-      { deploymentId: id, requestId },
+      { deploymentId: id, requestId: idempotencyKey },
     );
   }
 
@@ -183,10 +185,10 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
     origin: DeploymentRecord['origin'],
   ) {
     const orgId = principal.org._id;
-    const id = input.requestId ? idFor(principal, input.requestId) : uuidv4();
+    const id = input.idempotencyKey ? idFor(principal, input.idempotencyKey) : uuidv4();
     // Replays are answered before the routes spend a creation budget (refuseReplay); this catches the one that
     // overtook its first request, and the insert's unique ID catches two at once.
-    if (input.requestId && (await store.findAny(id))) await duplicate(principal, id, input.requestId);
+    if (input.idempotencyKey && (await store.findAny(id))) await duplicate(principal, id, input.idempotencyKey);
     const maxReplicas = PLAN_POLICIES[principal.org.plan].maxReplicas;
     if (input.replicas !== undefined && (input.replicas < 1 || input.replicas > maxReplicas))
       throw new AppError(
@@ -207,7 +209,7 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
       port: input.port,
       envNames: Object.keys(input.envVars).sort(),
       ...(Object.keys(input.envVars).length ? { envSealed: env.seal({ _id: id, orgId }, input.envVars) } : {}),
-      ...(input.requestId ? { requestId: input.requestId } : {}),
+      ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
       ...(input.projectId ? { projectId: input.projectId } : {}),
       // What the first release runs; the workflow writes what actually runs from then on.
       ...(input.replicas !== undefined ? { replicas: input.replicas } : {}),
@@ -221,7 +223,7 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
     try {
       await store.insert(record);
     } catch (err) {
-      if (isDuplicateKey(err) && input.requestId) await duplicate(principal, id, input.requestId);
+      if (isDuplicateKey(err) && input.idempotencyKey) await duplicate(principal, id, input.idempotencyKey);
       throw err;
     }
     await ensureWorkflow(record, principal);
@@ -240,20 +242,20 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
     /** stop, start, redeploy, scale, rollback and the follow-up of each (./commands.ts). */
     ...createDeploymentCommands({ store, temporal, env }),
 
-    /** Whether this organisation already used `requestId` for a deploy (destroyed deployments included). */
-    async requestIdUsed(principal: Principal, requestId: string): Promise<boolean> {
-      return (await store.findAny(idFor(principal, requestId))) !== null;
+    /** Whether this organisation already used `idempotencyKey` for a deploy (destroyed deployments included). */
+    async idempotencyKeyUsed(principal: Principal, idempotencyKey: string): Promise<boolean> {
+      return (await store.findAny(idFor(principal, idempotencyKey))) !== null;
     },
 
     /**
-     * A deploy repeating a requestId creates nothing, so it is answered before any creation budget, quota slot or
-     * source check is spent: DUPLICATE_REQUEST naming the deployment the first request made. A new (or no)
-     * requestId returns.
+     * A deploy repeating an idempotency key creates nothing, so it is answered before any creation budget, quota slot
+     * or source check is spent: DUPLICATE_REQUEST naming the deployment the first request made. A new (or no) key
+     * returns.
      */
-    async refuseReplay(principal: Principal, requestId: string | undefined): Promise<void> {
-      if (requestId === undefined) return;
-      const id = idFor(principal, requestId);
-      if (await store.findAny(id)) await duplicate(principal, id, requestId);
+    async refuseReplay(principal: Principal, idempotencyKey: string | undefined): Promise<void> {
+      if (idempotencyKey === undefined) return;
+      const id = idFor(principal, idempotencyKey);
+      if (await store.findAny(id)) await duplicate(principal, id, idempotencyKey);
     },
 
     async deployImage(

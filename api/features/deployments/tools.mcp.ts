@@ -5,6 +5,7 @@ import type { DeploymentHealth } from '../../../shared/engine/observe';
 import { AppError } from '../../../shared/errors';
 import type { Principal } from '../../../shared/identity/service';
 import type { AppDeps } from '../../app';
+import { withIdempotencyKey } from '../../http/fields';
 import { consumeLimit } from '../../mcp/limit';
 import { capTail, fence } from '../../mcp/text';
 import { defineTool, Next, READ, type ToolDef, WRITE } from '../../mcp/tool';
@@ -164,9 +165,9 @@ export function deploymentTools(deps: AppDeps): ToolDef[] {
       audit: { resource: 'deployment', id: (_i, out) => out?.deploymentId },
       run: async ({ principal, input }) => {
         // A replay creates nothing: answered before the creation budget (10 per 15 minutes per user) is spent.
-        await deployments.refuseReplay(principal, input.requestId);
+        const { waitS, image: img, ...rest } = withIdempotencyKey(input);
+        await deployments.refuseReplay(principal, rest.idempotencyKey);
         await consumeLimit(deps.limiters.deployCreate, `user:${principal.user._id}`);
-        const { waitS, image: img, ...rest } = input;
         const record = img
           ? await deployments.deployImage(principal, { ...rest, image: img }, 'platform')
           : await deployments.deploySource(principal, rest, 'platform');

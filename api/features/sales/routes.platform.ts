@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 
 import type { EventRecord } from '../../../shared/sales/store';
 import { principalOf } from '../../http/auth';
+import { withIdempotencyKey } from '../../http/fields';
 import { route, type RouteDef } from '../../http/routes';
 import { success } from '../../http/shapes';
 import type { FeatureContext } from '../feature';
@@ -155,7 +156,7 @@ export function salesRoutes(deps: Pick<FeatureContext, 'sales' | 'can'>): RouteD
         },
         409: { description: 'requestId already used: the message names the first sale; nothing new was recorded' },
       },
-      handler: async ({ body }, req, res) => ok(res, await sales.recordSale(org(req), body)),
+      handler: async ({ body }, req, res) => ok(res, await sales.recordSale(org(req), withIdempotencyKey(body))),
     }),
     route({
       method: 'post',

@@ -204,7 +204,7 @@ export function createSalesService(deps: {
     },
 
     /**
-     * Records a paid sale (and its subscription), then emits sale.completed. With a requestId the sale's ID is
+     * Records a paid sale (and its subscription), then emits sale.completed. With an idempotency key the sale's ID is
      * derived from it: a retried request collides on the unique `_id`, finishes whatever the first left undone, and
      * answers DUPLICATE_REQUEST naming the first sale.
      */
@@ -217,13 +217,14 @@ export function createSalesService(deps: {
         amount: number;
         currency: string;
         salesCode?: string;
-        requestId?: string;
+        /** The body's `requestId` (its name on the wire). */
+        idempotencyKey?: string;
       },
     ) {
       const product = await store.getProduct(orgId, input.productId);
       if (!product)
         throw new AppError('INVALID_REQUEST', `Unknown productId ${input.productId}; create the product first.`);
-      const id = input.requestId ? derivedId(`${orgId}:${input.requestId}`) : randomUUID();
+      const id = input.idempotencyKey ? derivedId(`${orgId}:${input.idempotencyKey}`) : randomUUID();
       const sale: SaleRecord = {
         _id: id,
         orgId,
@@ -234,19 +235,20 @@ export function createSalesService(deps: {
         currency: input.currency.toUpperCase(),
         salesCode: input.salesCode ?? '',
         ...(product.billingType === 'SUBSCRIPTION' ? { subscriptionId: derivedId(`${id}:subscription`) } : {}),
-        ...(input.requestId ? { requestId: input.requestId } : {}),
+        ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
         createdAt: new Date(),
       };
       try {
         await store.insertSale(sale);
       } catch (err) {
-        if (!(input.requestId && isDuplicateKey(err))) throw err;
+        if (!(input.idempotencyKey && isDuplicateKey(err))) throw err;
         const first = (await store.getSale(orgId, id))!;
         const done = await completeSale(first, (await store.getProduct(orgId, first.productId))!);
+        // Named by its body field, the name the caller knows.
         throw new AppError(
           'DUPLICATE_REQUEST',
-          `requestId "${input.requestId}" was already used: it recorded sale ${done.saleId} (event ${done.eventId}); no second sale was recorded.`,
-          { requestId: input.requestId, ...done },
+          `requestId "${input.idempotencyKey}" was already used: it recorded sale ${done.saleId} (event ${done.eventId}); no second sale was recorded.`,
+          { requestId: input.idempotencyKey, ...done },
         );
       }
       return completeSale(sale, product);
