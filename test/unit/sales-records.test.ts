@@ -62,7 +62,7 @@ describe('event payload', () => {
     currency: 'EUR',
     salesCode: 'CODE',
     subscriptionId: 'sub1',
-    requestId: 'req-1',
+    idempotencyKey: 'req-1',
     createdAt: at('2025-01-31T12:00:00Z'),
   };
   const subscription: SubscriptionRecord = {
