@@ -3,6 +3,24 @@ import simpleImportSort from 'eslint-plugin-simple-import-sort';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+/**
+ * A rejection handler that drops its error unseen: `.catch(() => undefined)`, `.catch((_e) => [])`, `.then(ok, () =>
+ * false)`. Nothing tells the next engineer whether it absorbs an expected case or a bug: shared/ignore.ts has handlers
+ * that say which (`ifAbsent(fallback)`, `ignore('why')`), or the handler does something with the error.
+ */
+const SILENT_REJECTION_MESSAGE =
+  "Say which failure this handler expects: .catch(ifAbsent(fallback)) or .catch(ignore('why')) from shared/ignore.ts, or use the error.";
+const silentRejection = (call, arg) => [
+  {
+    selector: `CallExpression[callee.property.name='${call}'][arguments.${arg}.params.length=0]`,
+    message: SILENT_REJECTION_MESSAGE,
+  },
+  {
+    selector: `CallExpression[callee.property.name='${call}'][arguments.${arg}.params.0.name=/^_/]`,
+    message: SILENT_REJECTION_MESSAGE,
+  },
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/**', '.data/**', 'coverage/**'] },
   js.configs.recommended,
@@ -22,6 +40,12 @@ export default tseslint.config(
       // tell an expected case from a swallowed bug; a comment makes the block non-empty for this rule.
       'no-empty': ['error', { allowEmptyCatch: false }],
     },
+  },
+  {
+    // Where every silent failure has been given its reason; other folders join as theirs are.
+    files: ['shared/**/*.ts', 'scripts/**/*.ts', 'cli/**/*.ts'],
+    ignores: ['shared/ai/**'],
+    rules: { 'no-restricted-syntax': ['error', ...silentRejection('catch', 0), ...silentRejection('then', 1)] },
   },
   {
     // Workflow code is replayed deterministically in Temporal's sandbox: no Node built-ins, no I/O.

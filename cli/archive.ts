@@ -5,6 +5,7 @@ import dockerignore from '@balena/dockerignore';
 import ignore, { type Ignore } from 'ignore';
 import yazl from 'yazl';
 
+import { ifAbsent } from '../shared/ignore';
 import { CliError } from './errors';
 
 export interface Packed {
@@ -27,9 +28,9 @@ const ALWAYS = new Set(['Dockerfile', '.dockerignore']);
  */
 export async function packDirectory(dir: string): Promise<Packed> {
   const root = path.resolve(dir);
-  const stat = await fs.stat(root).catch(() => undefined);
+  const stat = await fs.stat(root).catch(ifAbsent(undefined));
   if (!stat?.isDirectory()) throw new CliError(`${dir} is not a directory`, 'give --dir the folder of the app');
-  const dockerRules = await fs.readFile(path.join(root, '.dockerignore'), 'utf8').catch(() => '');
+  const dockerRules = await fs.readFile(path.join(root, '.dockerignore'), 'utf8').catch(ifAbsent(''));
   const docker = dockerignore({ ignorecase: false }).add(dockerRules);
   // Without exceptions, a directory Docker ignores holds nothing to keep: its walk is skipped.
   const dockerPrunes = !/^\s*!/m.test(dockerRules);
@@ -52,7 +53,7 @@ export async function packDirectory(dir: string): Promise<Packed> {
 
   async function walk(relDir: string): Promise<void> {
     const abs = path.join(root, relDir);
-    const own = await fs.readFile(path.join(abs, '.gitignore'), 'utf8').catch(() => undefined);
+    const own = await fs.readFile(path.join(abs, '.gitignore'), 'utf8').catch(ifAbsent(undefined));
     const pushed = own !== undefined;
     if (pushed) gitignores.push({ base: relDir, rules: ignore().add(own) });
     const entries = (await fs.readdir(abs, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));

@@ -1,5 +1,6 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 
+import { ignore } from '../shared/ignore';
 import type { Api } from './api';
 import { CliError } from './errors';
 import type { LogLine, StatusEvent } from './view';
@@ -77,7 +78,7 @@ export async function followEvents(
           parser.feed(value);
         }
       } finally {
-        await reader.cancel().catch(() => undefined); // already closed by the server or by an abort
+        await reader.cancel().catch(ignore('already closed by the server or by an abort: closing twice is success'));
       }
       if (end) return end;
     } catch (err) {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Listr } from 'listr2';
 
 import { createDockerClient } from '../shared/engine/docker-client';
+import { ignore, isAbsent } from '../shared/ignore';
 import { type PartResult, type PartsRunner, type Stack, StackError, startStack } from './stack';
 import { baseImagesPart } from './stack/base-images';
 import { repoRoot } from './stack/paths';
@@ -31,7 +32,7 @@ const listrRunner: PartsRunner = async (jobs) => {
     })),
     { concurrent: true, exitOnError: false, rendererOptions: { collapseErrors: false } },
   );
-  await list.run().catch(() => undefined);
+  await list.run().catch(ignore("each part's failure is in results, which the caller reports"));
   return results;
 };
 
@@ -145,10 +146,14 @@ async function localSecretsKey(dataDir: string): Promise<string> {
   const file = path.join(dataDir, 'secrets.key');
   try {
     return (await fs.readFile(file, 'utf8')).trim();
-  } catch {
+  } catch (err) {
+    if (!isAbsent(err)) throw err;
     const key = randomBytes(32).toString('base64');
     await fs.mkdir(dataDir, { recursive: true });
-    await fs.writeFile(file, `${key}\n`, { mode: 0o600, flag: 'wx' }).catch(() => undefined);
+    await fs.writeFile(file, `${key}\n`, { mode: 0o600, flag: 'wx' }).catch((e: NodeJS.ErrnoException) => {
+      // Another start made it first: that one is the key.
+      if (e.code !== 'EEXIST') throw e;
+    });
     return (await fs.readFile(file, 'utf8')).trim();
   }
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import { AppError } from './errors';
+import { ignore } from './ignore';
 import type { Redis } from './redis';
 
 /** Deletes the key only if it still holds our token: a lock that expired and was taken by another stays theirs. */
@@ -35,7 +36,7 @@ export function createKeyedLock(redis: Redis, keyPrefix: string, opts: KeyedLock
     try {
       return await fn();
     } finally {
-      await redis.eval(RELEASE, 1, redisKey, token).catch(() => undefined);
+      await redis.eval(RELEASE, 1, redisKey, token).catch(ignore('the key expires after ttlMs if Redis missed this'));
     }
   };
 }

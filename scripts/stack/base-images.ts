@@ -8,6 +8,7 @@ import type Docker from 'dockerode';
 
 import { BASE_IMAGE_LABEL, BASE_IMAGE_NAMES, type BaseImageName } from '../../shared/build/base-images';
 import { LABELS } from '../../shared/constants';
+import { ifAbsent } from '../../shared/ignore';
 import { ensureDebianPackages } from './debian';
 import { withMachineLock } from './machine-lock';
 import type { Part, PartResult } from './parts';
@@ -70,7 +71,7 @@ function hostDebianMirror(): string | undefined {
     try {
       text = fs.readFileSync(file, 'utf8');
     } catch {
-      continue;
+      continue; // deb822-only hosts have no sources.list: the next file may name the mirror
     }
     for (const m of text.matchAll(/^(?:deb\s+(?:\[[^\]]*\]\s+)?|URIs:\s*)(\S+)/gm)) {
       if (/^https?:\/\/[^\s]+\/debian\/?$/.test(m[1]!)) return m[1];
@@ -102,27 +103,24 @@ export function baseImageTags(source: DebianSource = debianSource(), prefix = 's
   return tags;
 }
 
-const absent = (docker: Docker, tag: string) =>
+/** The engine's image of that name, or undefined when it has none (404); any other failure is thrown. */
+const inspectIfPresent = (docker: Docker, tag: string) =>
   docker
     .getImage(tag)
     .inspect()
-    .then(
-      () => false,
-      (err: { statusCode?: number }) => {
-        if (err.statusCode === 404) return true;
-        throw err;
-      },
-    );
+    .catch((err: { statusCode?: number }) => {
+      if (err.statusCode === 404) return undefined;
+      throw err;
+    });
+
+const absent = async (docker: Docker, tag: string) => (await inspectIfPresent(docker, tag)) === undefined;
 
 /** Points `<repo>:latest` at `tag`, so a user's Dockerfile can say `FROM slipway/node`. */
 async function tagLatest(docker: Docker, tag: string): Promise<void> {
   const [repo] = tag.split(':');
   const [want, latest] = await Promise.all([
     docker.getImage(tag).inspect(),
-    docker
-      .getImage(`${repo}:latest`)
-      .inspect()
-      .catch(() => undefined),
+    inspectIfPresent(docker, `${repo}:latest`),
   ]);
   if (latest?.Id !== want.Id) await docker.getImage(tag).tag({ repo: repo!, tag: 'latest' });
 }
@@ -213,7 +211,7 @@ async function importDebian(
     await fs.promises.writeFile(path.join(root, 'etc/apt/sources.list'), `${lists.join('\n')}\n`);
     // The archives debootstrap fetched and its package lists: every Dockerfile on top runs apt-get update itself.
     for (const dir of ['var/cache/apt/archives', 'var/lib/apt/lists']) {
-      for (const f of await fs.promises.readdir(path.join(root, dir)).catch(() => [] as string[]))
+      for (const f of await fs.promises.readdir(path.join(root, dir)).catch(ifAbsent([] as string[])))
         if (f !== 'partial' && f !== 'lock')
           await fs.promises.rm(path.join(root, dir, f), { recursive: true, force: true });
     }

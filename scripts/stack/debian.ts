@@ -1,6 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 
+import { ignore } from '../../shared/ignore';
 import { StackError } from './stack-error';
 
 const execFileAsync = promisify(execFile);
@@ -17,7 +18,8 @@ function lockTimeoutS(): number {
 async function installed(pkg: string): Promise<boolean> {
   return execFileAsync('dpkg-query', ['-W', '-f=${Status}', pkg], { env: process.env }).then(
     ({ stdout }) => stdout.includes('install ok installed'),
-    () => false,
+    // It exits non-zero for a package it has never seen; without dpkg at all, the apt-get that follows says so.
+    ignore('not installed', false),
   );
 }
 
@@ -73,7 +75,7 @@ let updated = false;
 
 function inTurn<T>(work: () => Promise<T>): Promise<T> {
   const turn = queue.then(work, work);
-  queue = turn.catch(() => undefined);
+  queue = turn.catch(ignore("the turn's caller gets its error: the queue only waits for it to settle"));
   return turn;
 }
 

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+import { ifAbsent } from '../../shared/ignore';
 import { cacheDir } from './paths';
 
 /**
@@ -24,9 +25,9 @@ export async function withMachineLock<T>(
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const holder = Number(await fs.promises.readFile(path.join(lock, 'pid'), 'utf8').catch(() => ''));
-      const stat = await fs.promises.stat(lock).catch(() => undefined);
-      // A lock without a pid is being written; one whose pid is gone (or older than an hour) is stale.
+      const holder = Number(await fs.promises.readFile(path.join(lock, 'pid'), 'utf8').catch(ifAbsent('')));
+      const stat = await fs.promises.stat(lock).catch(ifAbsent(undefined));
+      // A lock without a pid is being written (or was released just now); one whose pid is gone (or older than an hour) is stale.
       const young = stat !== undefined && Date.now() - stat.mtimeMs < 5_000;
       if ((holder && !alive(holder)) || (!holder && !young) || (stat && Date.now() - stat.mtimeMs > 3_600_000)) {
         await fs.promises.rm(lock, { recursive: true, force: true });

@@ -9,6 +9,7 @@ import Redis from 'ioredis';
 import { MongoClient } from 'mongodb';
 
 import { SEARCH_ATTRIBUTES } from '../../shared/constants';
+import { ignore } from '../../shared/ignore';
 import { ensureDebianPackages } from './debian';
 import { edge } from './edge';
 import { configuredPort, ensurePortsFree } from './ports';
@@ -215,7 +216,10 @@ export const s3: Part = {
         });
         const exists = await client.send(new HeadBucketCommand({ Bucket: BUCKET })).then(
           () => true,
-          () => false,
+          (err: { $metadata?: { httpStatusCode?: number } }) => {
+            if (err.$metadata?.httpStatusCode === 404) return false;
+            throw err;
+          },
         );
         if (!exists) await client.send(new CreateBucketCommand({ Bucket: BUCKET }));
         client.destroy();
@@ -240,10 +244,9 @@ export const s3: Part = {
 const DOCKER_SOCKET = '/var/run/docker.sock';
 
 async function dockerAnswers(socketPath: string): Promise<boolean> {
-  return new Docker({ socketPath, timeout: 2000 }).ping().then(
-    () => true,
-    () => false,
-  );
+  return new Docker({ socketPath, timeout: 2000 })
+    .ping()
+    .then(() => true, ignore('a probe: any failure is an engine that does not answer (yet)', false));
 }
 
 export const docker: Part = {

@@ -50,7 +50,7 @@ export function lastLines(file: string, n = 5): string {
   try {
     return fs.readFileSync(file, 'utf8').trim().split('\n').slice(-n).join(' | ');
   } catch {
-    return '';
+    return ''; // the process wrote no log (yet): nothing to quote
   }
 }
 
@@ -62,17 +62,25 @@ export async function waitUntil(
 ): Promise<void> {
   const deadline = Date.now() + opts.timeoutMs;
   let dead: number | null | undefined;
+  // Not ready yet, most often; the last failure goes into the time-out's message, where it says why.
+  let failed: unknown;
   void opts.proc?.exited.then((code) => (dead = code));
   while (Date.now() < deadline) {
     if (opts.signal?.aborted) throw new StackError(`stopped waiting for ${what}: start-up was interrupted`);
     if (dead !== undefined) {
       throw new StackError(`${what} exited (code ${dead}) before it was ready: ${lastLines(opts.proc!.logFile)}`);
     }
-    if (await probe().catch(() => false)) return;
+    const ready = await probe().catch((err: unknown) => {
+      failed = err;
+      return false;
+    });
+    if (ready) return;
     await new Promise((r) => setTimeout(r, 200));
   }
   const tail = opts.proc ? `: ${lastLines(opts.proc.logFile)}` : '';
-  throw new StackError(`${what} was not ready within ${Math.round(opts.timeoutMs / 1000)} s${tail}`);
+  const last =
+    failed === undefined ? '' : ` (last check: ${failed instanceof Error ? failed.message : String(failed)})`;
+  throw new StackError(`${what} was not ready within ${Math.round(opts.timeoutMs / 1000)} s${last}${tail}`);
 }
 
 export function tcpOpen(port: number, host = '127.0.0.1'): Promise<boolean> {

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
+import { ifAbsent } from '../../shared/ignore';
 import { cacheDir } from './paths';
 import { StackError } from './stack-error';
 
@@ -14,11 +15,7 @@ const execFileAsync = promisify(execFile);
  */
 export const SCHEMATHESIS_VERSION = '4.32.5';
 
-const exists = (file: string) =>
-  fs.access(file).then(
-    () => true,
-    () => false,
-  );
+const exists = (file: string) => fs.access(file).then(() => true, ifAbsent(false));
 
 /**
  * The venv's python, installing schemathesis first when absent; run it as `python -m schemathesis.cli`.

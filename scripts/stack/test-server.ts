@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
+import { ifAbsent } from '../../shared/ignore';
 import { ensureDebianPackages } from './debian';
 import { cacheDir } from './paths';
 import { StackError } from './stack-error';
@@ -36,13 +37,7 @@ exec java -cp "$(dirname "$0")/../lib/*" io.temporal.testserver.TestServer "$@"
 export async function ensureTestServer(): Promise<string> {
   const dir = path.join(cacheDir(), 'tools', `temporal-test-server-${TEST_SERVER_VERSION}`);
   const launcher = path.join(dir, 'bin', 'temporal-test-server');
-  if (
-    await fs.access(launcher).then(
-      () => true,
-      () => false,
-    )
-  )
-    return launcher;
+  if (await fs.access(launcher).then(() => true, ifAbsent(false))) return launcher;
 
   await ensureDebianPackages(['maven', 'default-jre-headless'], "Temporal's time-skipping test server");
   // Built beside the final directory and renamed into place: a concurrent run never sees half a server.

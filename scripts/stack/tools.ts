@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
+import { ifAbsent, ignore } from '../../shared/ignore';
 import { compareVersions, GoCommandError, goDirective, goVersion, oneLine, runGo } from './go';
 import { cacheDir } from './paths';
 import { StackError } from './stack-error';
@@ -77,10 +78,7 @@ export function toolBinary(name: string, tool: GoTool = TOOLS[name as ToolName])
 }
 
 async function exists(file: string): Promise<boolean> {
-  return fs.access(file).then(
-    () => true,
-    () => false,
-  );
+  return fs.access(file).then(() => true, ifAbsent(false));
 }
 
 let running = 0;
@@ -170,7 +168,9 @@ async function build(name: string, tool: GoTool, binary: string, opts: EnsureOpt
     });
     await fs.rename(tmp, binary);
   } finally {
-    await chmodWritable(work).catch(() => undefined);
+    await chmodWritable(work).catch(
+      ignore('the copy was never made; one left read-only makes the rm below fail loudly'),
+    );
     await fs.rm(work, { recursive: true, force: true });
     await fs.rm(tmp, { force: true });
   }

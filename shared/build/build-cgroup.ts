@@ -3,6 +3,8 @@ import path from 'node:path';
 
 import type Docker from 'dockerode';
 
+import { ifAbsent } from '../ignore';
+
 /** Parent of every build's cgroup, under each controller's hierarchy. */
 const PARENT = 'slipway-builds';
 
@@ -34,7 +36,8 @@ export async function createBuildCgroup(
     await fs.mkdir(pidsDir, { recursive: true });
     await fs.writeFile(path.join(pidsDir, 'pids.max'), String(opts.pids));
   } catch {
-    await fs.rmdir(pidsDir).catch(() => undefined);
+    // The cgroup tree is not ours to write here (no root, mounted read-only): the build runs without this limit.
+    await fs.rmdir(pidsDir).catch(ifAbsent(undefined));
     return undefined;
   }
   return {
@@ -42,13 +45,14 @@ export async function createBuildCgroup(
     async limitHit() {
       // The refused fork is counted in the step container's own cgroup, gone by now; the peak here says whether
       // the build ever stood at its limit.
-      const read = (file: string) => fs.readFile(path.join(pidsDir, file), 'utf8').catch(() => '');
+      // pids.peak is missing on kernels before 6.1; the other file then still tells.
+      const read = (file: string) => fs.readFile(path.join(pidsDir, file), 'utf8').catch(ifAbsent(''));
       const peak = Number((await read('pids.peak')).trim() || 0);
       const events = Number(/^max (\d+)/m.exec(await read('pids.events'))?.[1] ?? 0);
       return peak >= opts.pids || events > 0;
     },
     async remove() {
-      const controllers = await fs.readdir(root).catch(() => [] as string[]);
+      const controllers = await fs.readdir(root).catch(ifAbsent([] as string[]));
       const dirs = controllers.map((c) => path.join(root, c, PARENT, opts.name));
       // A cancelled build returns while the engine still removes the step's container (the cgroup is busy until
       // then): retry in the background for a while rather than hold the activity or leave the directory behind.

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
+import { ifAbsent } from '../ignore';
 import { nodePlan } from './detect-node';
 import { pythonPlan } from './detect-python';
 import {
@@ -38,7 +39,9 @@ async function prepareContext(dir: string, dockerfile: string, registries: Build
     await fs.copyFile(registries.caBundle, path.join(buildOnly, 'ca.pem'));
   }
   const ignore = path.join(dir, '.dockerignore');
-  const rules = (await present(ignore)) ? await fs.readFile(ignore, 'utf8').catch(() => '') : '.git\nnode_modules\n';
+  const rules = (await present(ignore))
+    ? await fs.readFile(ignore, 'utf8').catch(ifAbsent(''))
+    : '.git\nnode_modules\n';
   // Last, so they win over any rule of the source's.
   const ours = [dockerfile, `!${BUILD_ONLY_DIR}`, `!${BUILD_ONLY_DIR}/**`];
   await writeOwnFile(ignore, `${rules.replace(/\n*$/, rules ? '\n' : '')}${ours.join('\n')}\n`);

@@ -102,6 +102,7 @@ function addSources(ins: Instruction): string[] {
       const parsed = JSON.parse(content) as unknown;
       args = Array.isArray(parsed) ? parsed.map(String) : [content];
     } catch {
+      // Not valid JSON: Docker reads it as the shell form, and so does this.
       args = ins.getArguments().map((a) => a.getValue());
     }
   } else {

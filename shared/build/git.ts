@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
+import { ifAbsent } from '../ignore';
 import { type LookupAll, OutboundTargetError, type ResolvedTarget, resolveTarget } from '../net-guard';
 
 /** A clone that could not be made, with a message fit for the deployment's log and error (never the token). */
@@ -26,13 +27,10 @@ export interface CloneOptions {
 
 async function treeBytes(dir: string): Promise<number> {
   let total = 0;
-  const entries = await fs.readdir(dir, { withFileTypes: true, recursive: true }).catch(() => []);
+  const entries = await fs.readdir(dir, { withFileTypes: true, recursive: true }).catch(ifAbsent([]));
   for (const e of entries) {
     if (!e.isFile()) continue;
-    total += await fs.stat(path.join(e.parentPath, e.name)).then(
-      (s) => s.size,
-      () => 0,
-    );
+    total += await fs.stat(path.join(e.parentPath, e.name)).then((s) => s.size, ifAbsent(0));
   }
   return total;
 }

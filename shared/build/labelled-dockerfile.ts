@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
+import { ifAbsent } from '../ignore';
 import { writeOwnFile } from './symlinks';
 
 /** Where the labelled copy goes, at the context root; .dockerignore keeps it out of `COPY . .`. */
@@ -19,7 +20,7 @@ export async function labelledDockerfile(dir: string, dockerfile: string, labels
     .join(' ');
   await writeOwnFile(path.join(dir, LABELLED_DOCKERFILE), `${original.replace(/\n*$/, '\n')}LABEL ${label}\n`);
   const ignore = path.join(dir, '.dockerignore');
-  const rules = await fs.readFile(ignore, 'utf8').catch(() => '');
+  const rules = await fs.readFile(ignore, 'utf8').catch(ifAbsent(''));
   // Last, so no `!` rule of the source's can bring it back.
   await writeOwnFile(ignore, `${rules.replace(/\n*$/, rules ? '\n' : '')}${LABELLED_DOCKERFILE}\n`);
   return LABELLED_DOCKERFILE;

@@ -1,3 +1,4 @@
+import { ignore } from '../ignore';
 import type { Redis } from '../redis';
 
 /**
@@ -61,7 +62,10 @@ export function createOrgBuildLeases(redis: Redis, opts: OrgLeaseOptions) {
         });
         signal.throwIfAborted();
       }
-      const renew = setInterval(() => void take(orgId, holder).catch(() => undefined), Math.floor(leaseMs / 3));
+      const renew = setInterval(
+        () => void take(orgId, holder).catch(ignore('the next renewal, a third of a lease later, tries again')),
+        Math.floor(leaseMs / 3),
+      );
       // Never what keeps a process alive: a worker shutting down lets its leases lapse.
       renew.unref();
       let released = false;
@@ -69,7 +73,7 @@ export function createOrgBuildLeases(redis: Redis, opts: OrgLeaseOptions) {
         if (released) return;
         released = true;
         clearInterval(renew);
-        await redis.zrem(key(orgId), holder).catch(() => undefined);
+        await redis.zrem(key(orgId), holder).catch(ignore('an unreleased lease lapses after leaseMs'));
       };
     },
     /** Holders of the organisation's leases (expired ones until the next take clears them), for tests and operators. */

@@ -2,6 +2,8 @@ import fs from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 
+import { ignore } from '../ignore';
+
 /**
  * The npm package names a source uses, for telling a misspelt dependency from a missing one: the packages its
  * code imports first (the surest sign of what was meant), then the ones its package.json lists (`@types/x` also
@@ -28,9 +30,12 @@ export function packageOfSpecifier(specifier: string): string | undefined {
   return builtins.has(name) ? undefined : name;
 }
 
+/** Read on a failed build's path, to suggest a name: what cannot be read is left out, never the failure itself. */
+const SUGGESTION_ONLY = 'these names only feed a spelling suggestion';
+
 async function codeFiles(dir: string, depth = 0, out: string[] = []): Promise<string[]> {
   if (depth > MAX_DEPTH || out.length >= MAX_FILES) return out;
-  const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+  const entries = await fs.readdir(dir, { withFileTypes: true }).catch(ignore(SUGGESTION_ONLY, []));
   for (const e of entries) {
     if (out.length >= MAX_FILES) break;
     // Symbolic links are not followed: the source is the tenant's, and a link may point anywhere.
@@ -43,9 +48,9 @@ async function codeFiles(dir: string, depth = 0, out: string[] = []): Promise<st
 async function importedNames(dir: string): Promise<string[]> {
   const names: string[] = [];
   for (const file of await codeFiles(dir)) {
-    const stat = await fs.lstat(file).catch(() => undefined);
+    const stat = await fs.lstat(file).catch(ignore(SUGGESTION_ONLY));
     if (!stat?.isFile() || stat.size > MAX_FILE_BYTES) continue;
-    const text = await fs.readFile(file, 'utf8').catch(() => '');
+    const text = await fs.readFile(file, 'utf8').catch(ignore(SUGGESTION_ONLY, ''));
     for (const m of text.matchAll(SPECIFIER)) {
       const name = packageOfSpecifier(m[2]!);
       if (name) names.push(name);

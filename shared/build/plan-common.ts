@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
+import { ifAbsent } from '../ignore';
 import { APP_USER } from './base-images';
 import { BUILD_ONLY_DIR, type BuildRegistries } from './registries';
 
@@ -38,17 +39,9 @@ export interface StackPlan {
   installs: boolean;
 }
 
-export const exists = (file: string) =>
-  fs.stat(file).then(
-    (s) => s.isFile(),
-    () => false,
-  );
+export const exists = (file: string) => fs.stat(file).then((s) => s.isFile(), ifAbsent(false));
 
-export const dirExists = (dir: string) =>
-  fs.stat(dir).then(
-    (s) => s.isDirectory(),
-    () => false,
-  );
+export const dirExists = (dir: string) => fs.stat(dir).then((s) => s.isDirectory(), ifAbsent(false));
 
 export { APP_USER } from './base-images';
 
@@ -90,4 +83,6 @@ export const staticSiteLines = (base: string, port: number) => [
   httpdCmd(port),
 ];
 
-export const readText = (dir: string, name: string) => fs.readFile(path.join(dir, name), 'utf8').catch(() => undefined);
+/** The file's text; undefined when there is no such file (a folder of that name is none). */
+export const readText = (dir: string, name: string) =>
+  fs.readFile(path.join(dir, name), 'utf8').catch(ifAbsent(undefined));

@@ -53,7 +53,7 @@ function settingIn(files: string[], key: string): string | undefined {
     try {
       text = fs.readFileSync(file, 'utf8');
     } catch {
-      continue;
+      continue; // no such file on this host (or not one we may read): it sets nothing
     }
     for (const m of text.matchAll(new RegExp(`^\\s*${key}\\s*=\\s*(.+?)\\s*$`, 'gm'))) found = m[1];
   }

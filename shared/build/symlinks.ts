@@ -1,6 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
+import { ifAbsent } from '../ignore';
+
 /** A symlink in a source tree that leads out of it. */
 export class SymlinkEscapeError extends Error {
   override name = 'SymlinkEscapeError';
@@ -24,7 +26,7 @@ async function realTarget(linkDir: string, target: string, hops = 0): Promise<st
       continue;
     }
     const next = path.join(cur, part);
-    const stat = missing ? undefined : await fs.lstat(next).catch(() => undefined);
+    const stat = missing ? undefined : await fs.lstat(next).catch(ifAbsent(undefined));
     if (!stat) {
       missing = true;
       cur = next;
@@ -62,15 +64,11 @@ export async function assertSymlinksInside(root: string): Promise<void> {
 }
 
 /** Whether anything, a dangling symlink included, is at `file`. */
-export const present = (file: string) =>
-  fs.lstat(file).then(
-    () => true,
-    () => false,
-  );
+export const present = (file: string) => fs.lstat(file).then(() => true, ifAbsent(false));
 
 /** Writes a file of our own at `file`, replacing a symlink there rather than writing through it. */
 export async function writeOwnFile(file: string, content: string): Promise<void> {
-  const stat = await fs.lstat(file).catch(() => undefined);
+  const stat = await fs.lstat(file).catch(ifAbsent(undefined));
   if (stat?.isSymbolicLink()) await fs.unlink(file);
   await fs.writeFile(file, content);
 }

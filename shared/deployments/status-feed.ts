@@ -1,3 +1,4 @@
+import { ignore } from '../ignore';
 import type { Logger } from '../logger';
 import type { Redis } from '../redis';
 import type { LogStore } from './logs-store';
@@ -123,7 +124,7 @@ export function createStatusFeed(deps: {
     clearInterval(topic.timer);
     const sub = subscriber;
     // Sent after the SUBSCRIBE on the same connection, so Redis applies them in order even if it is unconfirmed.
-    if (sub) void sub.unsubscribe(ch).catch(() => undefined);
+    if (sub) void sub.unsubscribe(ch).catch(ignore('a connection that failed holds no subscription to end'));
   }
 
   return {
@@ -183,11 +184,11 @@ export function createStatusFeed(deps: {
           const kept = topic.reads.get(key) as Promise<T> | undefined;
           if (kept) return kept;
           const generation = topic.generation;
-          const reading = fetch();
-          topic.reads.set(key, reading);
-          reading.catch(() => {
+          const reading: Promise<T> = fetch().catch((err: unknown) => {
             if (topic.generation === generation && topic.reads.get(key) === reading) topic.reads.delete(key);
+            throw err;
           });
+          topic.reads.set(key, reading);
           return reading;
         },
 
@@ -204,6 +205,8 @@ export function createStatusFeed(deps: {
 export type StatusFeed = ReturnType<typeof createStatusFeed>;
 export type StatusWatch = Awaited<ReturnType<StatusFeed['watch']>>;
 
+const LOST_ANNOUNCEMENT = 'watchers recheck on their own';
+
 /**
  * The store as the worker uses it, announcing each status change after it is written. A failed announcement is
  * ignored: watchers recheck on their own (above), so it costs them latency, never the write.
@@ -215,7 +218,7 @@ export function announcingStatus<S extends { recordStatus(change: { deploymentId
   if (!feed) return store;
   const recordStatus: S['recordStatus'] = async (change) => {
     const written = await store.recordStatus(change);
-    await feed.publish(change.deploymentId, 'status').catch(() => undefined);
+    await feed.publish(change.deploymentId, 'status').catch(ignore(LOST_ANNOUNCEMENT));
     return written;
   };
   return Object.assign(Object.create(store) as S, store, { recordStatus });
@@ -229,7 +232,7 @@ export function announcingLogs<S extends Pick<LogStore, 'append'>>(
   if (!feed) return logs;
   const append: LogStore['append'] = async (deploymentId, stream, messages) => {
     await logs.append(deploymentId, stream, messages);
-    if (messages.length > 0) await feed.publish(deploymentId, 'log').catch(() => undefined);
+    if (messages.length > 0) await feed.publish(deploymentId, 'log').catch(ignore(LOST_ANNOUNCEMENT));
   };
   return Object.assign(Object.create(logs) as S, logs, { append });
 }
@@ -242,7 +245,7 @@ export function announcingDestroys<S extends { finishDestroyIntents(since: Date)
   if (!feed) return store;
   const finishDestroyIntents = async (since: Date) => {
     const hidden = await store.finishDestroyIntents(since);
-    for (const id of hidden) await feed.publish(id, 'destroyed').catch(() => undefined);
+    for (const id of hidden) await feed.publish(id, 'destroyed').catch(ignore(LOST_ANNOUNCEMENT));
     return hidden;
   };
   return Object.assign(Object.create(store) as S, store, { finishDestroyIntents });

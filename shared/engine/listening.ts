@@ -1,5 +1,7 @@
 import fs from 'node:fs/promises';
 
+import { isAbsent } from '../ignore';
+
 /** A TCP socket in LISTEN state inside a container's network namespace. */
 export interface Listener {
   port: number;
@@ -38,7 +40,12 @@ const isLoopback = (address: string) =>
  */
 export async function listeningPorts(pid: number | undefined): Promise<Listener[]> {
   if (!pid) return [];
-  const read = (file: string) => fs.readFile(`/proc/${pid}/net/${file}`, 'utf8').catch(() => '');
+  const read = (file: string) =>
+    fs.readFile(`/proc/${pid}/net/${file}`, 'utf8').catch((err: NodeJS.ErrnoException) => {
+      // Not visible from here: another PID namespace (ENOENT), or /proc mounted with hidepid (EACCES).
+      if (isAbsent(err) || err.code === 'EACCES') return '';
+      throw err;
+    });
   const found = [...parseProcNetTcp(await read('tcp')), ...parseProcNetTcp(await read('tcp6'))];
   const byPort = new Map<number, boolean>();
   for (const { address, port } of found) {
