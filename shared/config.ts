@@ -196,7 +196,7 @@ const schema = z.object({
     .default(1024 * 1024 * 1024),
   /**
    * Base images of generated Dockerfiles (sources without their own): Slipway's own, built on this machine
-   * (scripts/stack/base-images.ts, no registry needed); production may name public images instead.
+   * (scripts/stack/base-images/, no registry needed); production may name public images instead.
    */
   BUILD_BASE_IMAGE_NODE: z.string().min(1).default('slipway/node'),
   BUILD_BASE_IMAGE_STATIC: z.string().min(1).default('slipway/static'),

@@ -1,5 +1,5 @@
 /**
- * Slipway's own base images (scripts/stack/base-images.ts builds them): usable by every organisation, so they
+ * Slipway's own base images (scripts/stack/base-images/ builds them): usable by every organisation, so they
  * carry this label and no organisation label. A user's Dockerfile may say `FROM slipway/node` and so on.
  */
 export const BASE_IMAGE_NAMES = ['node', 'python', 'static'] as const;
