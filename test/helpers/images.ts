@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,7 +12,8 @@ const FIXTURES = path.resolve(__dirname, '..', 'fixtures', 'images');
  * once per engine: nothing can be pulled here, so every test image is made locally.
  */
 export async function buildFixtureImage(docker: Docker, name: string): Promise<string> {
-  const tag = `slipway-test/${name}:latest`;
+  // Tagged by content: an engine that built an older version of the fixture builds this one anew.
+  const tag = `slipway-test/${name}:${await contentHash(path.join(FIXTURES, name))}`;
   await buildImageOnce(docker, tag, async (context) => {
     await fs.cp(path.join(FIXTURES, name), context, { recursive: true });
     await fs.copyFile('/bin/busybox', path.join(context, 'busybox'));
@@ -46,4 +48,20 @@ export async function buildImageOnce(docker: Docker, tag: string, fill: (context
   } finally {
     await fs.rm(context, { recursive: true, force: true });
   }
+}
+
+/** A short hash of every file below `dir` (paths, modes and contents), in a stable order. */
+async function contentHash(dir: string): Promise<string> {
+  const hash = createHash('sha256');
+  const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true });
+  const files = entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+    .sort();
+  for (const file of files) {
+    const full = path.join(dir, file);
+    hash.update(`${file}\0${(await fs.stat(full)).mode & 0o777}\0`);
+    hash.update(await fs.readFile(full));
+  }
+  return hash.digest('hex').slice(0, 12);
 }

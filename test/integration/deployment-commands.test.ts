@@ -215,6 +215,34 @@ describe('deployment commands (Updates on the entity workflow, real Temporal, en
     expect(items[0]!.configHash).not.toBe(items[1]!.configHash);
   });
 
+  it('requests still on their way to the old release when the route switches are answered by it', async () => {
+    const d = await deploy();
+    const oldHost = (await open(d.url)).text.trim();
+    // A request every 100 ms, each answered after 1 s: about ten are with the old release when the route switches.
+    const answers: { status: number; host: string }[] = [];
+    const inFlight: Promise<void>[] = [];
+    let sending = true;
+    const sender = (async () => {
+      while (sending) {
+        inFlight.push(
+          fetch(`${d.url}/cgi-bin/slow`).then(
+            async (r) => void answers.push({ status: r.status, host: (await r.text()).trim() }),
+            () => void answers.push({ status: 0, host: '' }),
+          ),
+        );
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    const env = await cmd.envSet(d.id, d.orgId, { MODE: 'green' });
+    expect(await cmd.run(d.id, redeployCommand, env)).toMatchObject({ status: 'running', revision: 2 });
+    sending = false;
+    await sender;
+    await Promise.all(inFlight);
+    expect(answers.filter((a) => a.status !== 200)).toEqual([]);
+    expect(answers.some((a) => a.host === oldHost)).toBe(true);
+    expect(answers.some((a) => a.host !== oldHost)).toBe(true);
+  });
+
   it('a redeploy whose app exits leaves the old release serving, running, with lastFailure saying why', async () => {
     const d = await deploy({ GREETING: 'hello' });
     const oldHost = (await open(d.url)).text;

@@ -11,7 +11,7 @@ import {
 } from './activities';
 import type { Entity } from './entity';
 import { failureReport, ReleaseFailed } from './failures';
-import { goLive, instanceViews, publish, replicaIndexes, type Serving, startReplicas } from './releases';
+import { drain, goLive, instanceViews, publish, replicaIndexes, type Serving, startReplicas } from './releases';
 
 /** Stops every instance and keeps them; the stable address answers the router's "stopped" page meanwhile. */
 export async function stop(
@@ -112,7 +112,8 @@ export async function scale(e: Entity, replicas: number): Promise<void> {
   }
   const serving = [...running, ...added].sort((a, b) => a.replica - b.replica);
   const url = await publish(e, release.revision, serving, 'scale');
-  // Out of the router first, then gone: no request is sent to an instance being removed.
+  // Out of the router first, then gone once the requests already sent to it are answered.
+  await drain();
   await removeInstances(input.deploymentId, { revision: release.revision, replicasFrom: replicas });
   state.replicas = replicas;
   await e.record('running', `scaled to ${replicas} instance${replicas === 1 ? '' : 's'}`, {

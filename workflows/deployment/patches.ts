@@ -15,4 +15,6 @@ export const PATCHES = {
   releases: 'deployment-releases',
   /** Every status change (and the destroy) is upserted as the DeploymentStatus search attribute. */
   visibleStatus: 'deployment-visible-status',
+  /** Instances taken out of the route are removed only after DRAIN_MS, not at once. */
+  drainBeforeRemove: 'drain-before-remove',
 } as const;

@@ -1,4 +1,4 @@
-import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, patched, sleep } from '@temporalio/workflow';
 
 import type { EnvSource } from '../../activities/deployments';
 import type { Instance } from '../../activities/providers/provider';
@@ -15,6 +15,7 @@ import {
 } from './activities';
 import type { Entity, RecordExtra } from './entity';
 import { type FailureReport, failureReport, ReleaseFailed } from './failures';
+import { PATCHES } from './patches';
 import type { ReleaseRef } from './state';
 
 type Command = FailureReport['command'];
@@ -26,6 +27,18 @@ export const instanceViews = (instances: Serving[]) =>
   instances.map((i) => ({ name: i.name, revision: i.revision, replica: i.replica, url: i.url }));
 
 export const replicaIndexes = (n: number) => Array.from({ length: n }, (_, i) => i);
+
+/**
+ * How long instances taken out of the route keep running. The router's config change returns while its previous
+ * config is still finishing the requests it had accepted (measured: with the old upstream stopped at once, 5 of 60
+ * switches under polling answered 502; with 300 ms, none), and those requests go to the old instances.
+ */
+export const DRAIN_MS = 2_000;
+
+/** Waits out requests still on their way to instances that just left the route (histories from before: no wait). */
+export async function drain(): Promise<void> {
+  if (patched(PATCHES.drainBeforeRemove)) await sleep(DRAIN_MS);
+}
 
 /**
  * Starts these replicas of `release` and waits until each answers. Throws ReleaseFailed with the phase and the
@@ -187,6 +200,7 @@ export async function replaceRelease(
     throw err;
   }
   state.replicas = replicas;
+  await drain();
   await removeInstances(input.deploymentId, { exceptRevision: revision });
   if (previous && previous.revision !== revision)
     await setReleaseStatus({ deploymentId: input.deploymentId, revision: previous.revision, status: 'superseded' });
