@@ -1,25 +1,28 @@
 import type { Config } from '../config';
-import { anthropicProtocol } from './anthropic';
-import { type AiErrorCode, AiProviderError, errorForStatus, providerText, retryAfterMs } from './errors';
-import { type HttpOptions, type ProviderResponse, readJson, send } from './http';
-import { openAiProtocol } from './openai';
-import { protocolError, type ProviderProtocol, type WireRequest } from './protocol';
-import { readSse } from './sse';
+import { anthropicAdapter } from './anthropic';
+import { type AiErrorCode, AiProviderError } from './errors';
+import { providerFailure } from './failures';
+import { guardedFetch, type HttpOptions } from './guard';
+import { openAiAdapter } from './openai';
+import { modelIds, protocolError, type ProviderAdapter } from './protocol';
 import type { ChatEvent, ChatRequest, ProviderConnection, ProviderKind } from './types';
 
-const PROTOCOLS: Record<ProviderKind, ProviderProtocol> = {
-  openai_compatible: openAiProtocol,
-  anthropic: anthropicProtocol,
+const ADAPTERS: Record<ProviderKind, ProviderAdapter> = {
+  openai_compatible: openAiAdapter,
+  anthropic: anthropicAdapter,
 };
 
 export interface AiClientOptions extends HttpOptions {
   retry: {
-    /** Attempts after the first, for a rate limit, an overload, a 5xx or a lost connection before any event. */
+    /**
+     * Requests after the first, for a rate limit, an overload, a 5xx or a lost connection before any event. The
+     * model step runs once (workflows/builder-turn: a retry after streaming would show the text twice), so these
+     * are the only retries a model call gets: the SDK's `maxRetries` for an error answer, and ours for an error
+     * the stream reports before its first event, from one budget.
+     */
     attempts: number;
     /** Longest wait before one retry; a provider asking for longer ends the call at once. */
     maxDelayMs: number;
-    /** First backoff when the provider did not say how long to wait; doubled on each attempt. */
-    baseDelayMs?: number;
   };
   /** max_tokens sent to Anthropic (which requires one) when the request names none. */
   defaultMaxTokens?: number;
@@ -40,7 +43,8 @@ export function aiClientOptionsFrom(
 
 export type TestResult = { ok: true; models: string[] } | { ok: false; error: AiErrorCode; message: string };
 
-const endpoint = (baseUrl: string, path: string) => new URL(`${baseUrl.replace(/\/+$/, '')}${path}`);
+/** The SDKs' own first backoff, doubled on each attempt: ours for an error inside a stream waits alike. */
+const FIRST_BACKOFF_MS = 500;
 
 /** Waits `ms`, or rejects with the caller's reason as soon as it cancels. */
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -59,64 +63,42 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 /**
- * Model calls on the providers' own HTTP APIs. Every call connects only where net-guard allows (a private
- * address needs `allowPrivate`), and the key travels in a header only: no error, event or log line carries it.
+ * Model calls through the providers' official SDKs (openai, @anthropic-ai/sdk). Every call connects only where
+ * net-guard allows (a private address needs `allowPrivate`), over a fetch of ours pinned to the checked address
+ * (guard.ts), and the key travels in a header only: no error, event or log line carries it.
  */
 export function createAiClient(options: AiClientOptions) {
   const maxBytes = options.maxStreamBytes ?? 32 * 1024 * 1024;
   const maxTokens = options.defaultMaxTokens ?? 8192;
-  const baseDelayMs = options.retry.baseDelayMs ?? 500;
+  const budget = options.retry.attempts + 1;
 
-  async function failure(protocol: ProviderProtocol, res: ProviderResponse, apiKey: string): Promise<AiProviderError> {
-    const detail = protocol.errorDetail(await readJson(res));
-    return errorForStatus(res.status, {
-      type: detail.type,
-      message: providerText(detail.message, apiKey),
-      retryAfterMs: retryAfterMs(res.headers),
-    });
+  /** A fetch for one call to `conn`, and how to read what went wrong on it. */
+  async function open(conn: ProviderConnection, signal: AbortSignal | undefined) {
+    const adapter = ADAPTERS[conn.kind];
+    const fetch = await guardedFetch(conn.baseUrl, { ...options, maxBytes, maxRetryDelayMs: options.retry.maxDelayMs });
+    const ctx = {
+      label: adapter.label,
+      apiKey: conn.apiKey,
+      host: new URL(conn.baseUrl).host,
+      idleTimeoutMs: options.idleTimeoutMs,
+    };
+    // The caller's cancellation wins over whatever error it caused (the SDKs end a cancelled stream quietly).
+    const failure = (err: unknown) => (signal?.aborted ? signal.reason : providerFailure(err, ctx));
+    return { adapter, fetch, failure };
   }
 
-  const request = (wire: WireRequest, extra: Record<string, string>) => ({
-    headers: { ...wire.headers, ...extra },
-    ...(wire.body === undefined ? {} : { body: JSON.stringify(wire.body) }),
-  });
-
-  async function* attempt(protocol: ProviderProtocol, req: ChatRequest): AsyncGenerator<ChatEvent> {
-    const wire = protocol.chat(req, { maxTokens });
-    const init = request(wire, { 'content-type': 'application/json', accept: 'text/event-stream' });
-    const res = await send(endpoint(req.baseUrl, wire.path), { method: 'POST', ...init, signal: req.signal }, options);
-    try {
-      if (res.status < 200 || res.status > 299) throw await failure(protocol, res, req.apiKey);
-      const type = res.headers['content-type'] ?? '';
-      if (!type.includes('text/event-stream'))
-        throw protocolError(protocol.label, `answered ${type || 'without a content type'} instead of an event stream`);
-      yield* protocol.events(readSse(res.body, { maxBytes }), req.apiKey);
-    } finally {
-      await res.close();
-    }
-  }
-
-  /** How long to wait before attempt `n + 1`, or undefined when the provider asks for longer than we wait. */
-  function delayBefore(err: AiProviderError, n: number): number | undefined {
-    if (err.retryAfterMs !== undefined)
-      return err.retryAfterMs > options.retry.maxDelayMs ? undefined : err.retryAfterMs;
-    const backoff = Math.min(options.retry.maxDelayMs, baseDelayMs * 2 ** (n - 1));
-    return backoff / 2 + Math.random() * (backoff / 2);
-  }
-
-  /** The provider's model IDs (`GET /v1/models` on both kinds); one attempt, its AiProviderError otherwise. */
+  /** The provider's model IDs (`GET …/models` on both kinds); one attempt, its AiProviderError otherwise. */
   async function listModels(conn: ProviderConnection, signal?: AbortSignal): Promise<string[]> {
-    const protocol = PROTOCOLS[conn.kind];
-    const wire = protocol.models(conn);
-    const url = endpoint(conn.baseUrl, wire.path);
-    const res = await send(url, { method: 'GET', ...request(wire, { accept: 'application/json' }), signal }, options);
+    const { adapter, fetch, failure } = await open(conn, signal);
     try {
-      if (res.status < 200 || res.status > 299) throw await failure(protocol, res, conn.apiKey);
-      const models = protocol.parseModels(await readJson(res, 8 * 1024 * 1024));
-      if (!models) throw protocolError(protocol.label, 'answered the model list with something that is not one');
+      const call = { fetch: fetch.fetch, maxRetries: 0, timeout: options.idleTimeoutMs, signal };
+      const models = modelIds(await adapter.models(conn, call));
+      if (!models) throw protocolError(adapter.label, 'answered the model list with something that is not one');
       return models;
+    } catch (err) {
+      throw failure(err);
     } finally {
-      await res.close();
+      await fetch.close();
     }
   }
 
@@ -124,24 +106,41 @@ export function createAiClient(options: AiClientOptions) {
     /**
      * One model answer as a stream of events (text deltas, complete tool calls, usage, stop). A rate limit,
      * overload, 5xx or lost connection is retried while nothing has been streamed yet — a retry after the first
-     * event would repeat text the caller already has — up to `retry.attempts` times; then its AiProviderError.
+     * event would repeat text the caller already has — up to `retry.attempts` requests after the first: the SDK
+     * retries an error answer; an error the stream reports before its first event (Anthropic's overloaded_error
+     * after a 200, a connection cut) the SDK cannot retry, so it is retried here from what is left.
      */
     async *streamChat(req: ChatRequest): AsyncGenerator<ChatEvent> {
-      const protocol = PROTOCOLS[req.kind];
-      for (let n = 1; ; n++) {
-        let streamed = false;
-        try {
-          for await (const event of attempt(protocol, req)) {
-            streamed = true;
-            yield event;
+      const { adapter, fetch, failure } = await open(req, req.signal);
+      try {
+        for (let retry = 0; ; retry++) {
+          const maxRetries = budget - 1 - fetch.sent();
+          const call = { fetch: fetch.fetch, maxRetries, timeout: options.idleTimeoutMs, signal: req.signal };
+          let events: AsyncIterable<ChatEvent>;
+          try {
+            events = await adapter.chat(req, call, { maxTokens });
+          } catch (err) {
+            // An error answer, which the SDK has retried as far as the budget allows.
+            throw failure(err);
           }
+          let streamed = false;
+          try {
+            for await (const event of events) {
+              streamed = true;
+              yield event;
+            }
+          } catch (thrown) {
+            const err = failure(thrown);
+            if (streamed || !(err instanceof AiProviderError) || !err.retriable || fetch.sent() >= budget) throw err;
+            const backoff = Math.min(options.retry.maxDelayMs, FIRST_BACKOFF_MS * 2 ** retry);
+            await sleep(backoff / 2 + Math.random() * (backoff / 2), req.signal);
+            continue;
+          }
+          if (req.signal?.aborted) throw req.signal.reason;
           return;
-        } catch (err) {
-          if (streamed || !(err instanceof AiProviderError) || !err.retriable || n > options.retry.attempts) throw err;
-          const delay = delayBefore(err, n);
-          if (delay === undefined) throw err;
-          await sleep(delay, req.signal);
         }
+      } finally {
+        await fetch.close();
       }
     },
 

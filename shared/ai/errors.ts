@@ -1,5 +1,6 @@
 /**
- * How a model call failed, in the words a turn ends with. A session shows the class and our message; the
+ * How a model call failed, in the words a turn ends with (workflow code imports this file: nothing here may import
+ * an SDK or a Node module; failures.ts reads the SDKs' errors). A session shows the class and our message; the
  * provider's own text is kept only where it tells the user what to fix (a 400), and never carries the key.
  */
 export const AI_ERROR_CODES = [
@@ -42,14 +43,19 @@ export class AiProviderError extends Error {
 
 export const isAiProviderError = (err: unknown): err is AiProviderError => err instanceof AiProviderError;
 
+/** Response headers as the SDKs hold them (a Headers) or as a plain record. */
+type HeaderBag = { get(name: string): string | null } | Record<string, string | undefined>;
+const header = (headers: HeaderBag, name: string): string | undefined =>
+  typeof headers.get === 'function' ? (headers.get(name) ?? undefined) : (headers as Record<string, string>)[name];
+
 /**
  * `retry-after` as milliseconds: delta-seconds or an HTTP date (RFC 9110 §10.2.3); OpenAI also sends
  * `retry-after-ms`. Undefined when absent or unreadable.
  */
-export function retryAfterMs(headers: Record<string, string | undefined>, now = Date.now()): number | undefined {
-  const ms = headers['retry-after-ms'];
+export function retryAfterMs(headers: HeaderBag, now = Date.now()): number | undefined {
+  const ms = header(headers, 'retry-after-ms');
   if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms.trim())) return Math.ceil(Number(ms));
-  const value = headers['retry-after']?.trim();
+  const value = header(headers, 'retry-after')?.trim();
   if (!value) return undefined;
   if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
   const at = Date.parse(value);

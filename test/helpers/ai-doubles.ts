@@ -355,6 +355,36 @@ export const anthropic = {
   error: anthropicError,
 };
 
+/**
+ * Answers the real services or the servers copying them send that the SDKs' own stream helpers misread
+ * (test/integration/ai-doubles-contract.test.ts shows how), which shared/ai must read right.
+ */
+export const variants = {
+  /** Whole tool calls without `index`, told apart by their ids, as Gemini's OpenAI endpoint sends them. */
+  unindexedToolCalls: (calls: { id: string; path: string }[]): Write[] => [
+    ...calls.map(({ id, path }) =>
+      openai.chunk({
+        role: 'assistant',
+        tool_calls: [{ id, type: 'function', function: { name: 'write_file', arguments: `{"path":"${path}"}` } }],
+      }),
+    ),
+    openai.chunk({}, 'tool_calls'),
+    openai.done,
+  ],
+  /** A text answer whose usage chunk says `choices: null`, as some servers write it. */
+  usageWithNullChoices: (text: string, usage: [number, number]): Write[] => [
+    openai.chunk({ role: 'assistant', content: text }),
+    openai.chunk({}, 'stop'),
+    openai.usage(...usage, null),
+    openai.done,
+  ],
+  /** A write_file call cut by max_tokens inside its content: its input text is not a JSON object. */
+  cutToolUse: (index: number, id: string): Write[] =>
+    anthropic.toolUseBlock(index, id, 'write_file', ['{"path": "index.html", ', '"content": "<p>Gr']),
+  /** A stream as a proxy that drops the `event:` lines passes it on: data lines only. */
+  withoutEventLines: (writes: Write[]): Write[] => writes.map((w) => String(w).replace(/^event: [^\n]*\n/, '')),
+};
+
 /** `writes` with the write holding `needle` cut in two inside the needle's UTF-8 bytes (a character split). */
 export function splitInside(writes: Write[], needle: string): Write[] {
   const at = writes.findIndex((w) => Buffer.from(w).includes(needle));

@@ -8,6 +8,7 @@ import {
   splitInside,
   startAnthropicDouble,
   startOpenAiDouble,
+  variants,
 } from '../helpers/ai-doubles';
 
 /**
@@ -17,7 +18,7 @@ import {
 const OPTIONS: AiClientOptions = {
   allowPrivate: true,
   idleTimeoutMs: 20_000,
-  retry: { attempts: 2, maxDelayMs: 5_000, baseDelayMs: 10 },
+  retry: { attempts: 2, maxDelayMs: 5_000 },
 };
 const client = createAiClient(OPTIONS);
 
@@ -56,17 +57,17 @@ function request(kind: ProviderKind, d: ProviderDouble, extra: Partial<ChatReque
   };
 }
 
-async function events(req: ChatRequest): Promise<ChatEvent[]> {
+async function events(req: ChatRequest, via = client): Promise<ChatEvent[]> {
   const out: ChatEvent[] = [];
-  for await (const e of client.streamChat(req)) out.push(e);
+  for await (const e of via.streamChat(req)) out.push(e);
   return out;
 }
 
 /** The events that arrived before the stream failed, and the error it failed with. */
-async function failing(req: ChatRequest): Promise<{ seen: ChatEvent[]; error: AiProviderError }> {
+async function failing(req: ChatRequest, via = client): Promise<{ seen: ChatEvent[]; error: AiProviderError }> {
   const seen: ChatEvent[] = [];
   try {
-    for await (const e of client.streamChat(req)) seen.push(e);
+    for await (const e of via.streamChat(req)) seen.push(e);
   } catch (error) {
     if (!(error instanceof AiProviderError)) throw error;
     return { seen, error };
@@ -75,6 +76,14 @@ async function failing(req: ChatRequest): Promise<{ seen: ChatEvent[]; error: Ai
 }
 
 const chatRequests = (d: ProviderDouble) => d.requests.filter((r) => r.method === 'POST');
+
+/** Headers that would describe this machine, or our traces and settings, to whatever server baseUrl names. */
+const telling = (headers: Record<string, unknown>) =>
+  Object.keys(headers).filter((h) =>
+    /^(x-stainless-(os|arch|runtime-version)|traceparent|tracestate|baggage|openai-organization|openai-project)$/.test(
+      h,
+    ),
+  );
 
 describe('OpenAI-compatible adapter against its double', () => {
   beforeEach(() => oa.requests.splice(0));
@@ -92,6 +101,8 @@ describe('OpenAI-compatible adapter against its double', () => {
     expect(sent!.path).toBe('/v1/chat/completions');
     expect(sent!.headers.authorization).toBe(`Bearer ${oa.apiKey}`);
     expect(sent!.headers['content-type']).toBe('application/json');
+    expect(sent!.headers['user-agent']).toMatch(/^OpenAI\/JS /);
+    expect(telling(sent!.headers)).toEqual([]);
     expect(sent!.body).toEqual({
       model: 'gpt-4o-mini',
       stream: true,
@@ -128,12 +139,11 @@ describe('OpenAI-compatible adapter against its double', () => {
   });
 
   it('tells apart whole tool calls sent without an index by their ids (as Gemini’s OpenAI endpoint does)', async () => {
-    const whole = (id: string, path: string) =>
-      openai.chunk({
-        tool_calls: [{ id, type: 'function', function: { name: 'write_file', arguments: `{"path":"${path}"}` } }],
-      });
     oa.reply({
-      stream: [whole('call_1', 'a.html'), whole('call_2', 'b.html'), openai.chunk({}, 'tool_calls'), openai.done],
+      stream: variants.unindexedToolCalls([
+        { id: 'call_1', path: 'a.html' },
+        { id: 'call_2', path: 'b.html' },
+      ]),
     });
     const calls = (await events(request('openai_compatible', oa))).filter((e) => e.type === 'tool_call');
     expect(calls).toEqual([
@@ -149,14 +159,7 @@ describe('OpenAI-compatible adapter against its double', () => {
   });
 
   it('reads a usage chunk with `choices: null`', async () => {
-    oa.reply({
-      stream: [
-        openai.chunk({ role: 'assistant', content: 'ok' }),
-        openai.chunk({}, 'stop'),
-        openai.usage(7, 1, null),
-        openai.done,
-      ],
-    });
+    oa.reply({ stream: variants.usageWithNullChoices('ok', [7, 1]) });
     expect(await events(request('openai_compatible', oa))).toEqual([
       { type: 'text', text: 'ok' },
       { type: 'usage', inputTokens: 7, outputTokens: 1 },
@@ -229,6 +232,33 @@ describe('OpenAI-compatible adapter against its double', () => {
     expect(error.message).toContain("The model 'gpt-9' does not exist");
   });
 
+  it('calls an unknown model (404) provider_bad_request in the provider’s words, without a retry', async () => {
+    const said = 'The model `gpt-9` does not exist or you do not have access to it.';
+    oa.reply(openai.error(404, said, 'invalid_request_error', 'model_not_found'));
+    const { error } = await failing(request('openai_compatible', oa, { model: 'gpt-9' }));
+    expect(error).toMatchObject({ code: 'provider_bad_request', status: 404 });
+    expect(error.message).toBe(`the provider refused the request (HTTP 404): ${said}`);
+    expect(chatRequests(oa)).toHaveLength(1);
+  });
+
+  it('sends none of this process’s OpenAI settings (organisation, project) to the provider', async () => {
+    const before = { org: process.env.OPENAI_ORG_ID, project: process.env.OPENAI_PROJECT_ID };
+    process.env.OPENAI_ORG_ID = 'org-of-this-installation';
+    process.env.OPENAI_PROJECT_ID = 'proj-of-this-installation';
+    try {
+      oa.reply({ stream: openai.text(['ok']) });
+      await events(request('openai_compatible', oa));
+    } finally {
+      for (const [name, value] of [
+        ['OPENAI_ORG_ID', before.org],
+        ['OPENAI_PROJECT_ID', before.project],
+      ] as const)
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+    }
+    expect(JSON.stringify(chatRequests(oa)[0]!.headers)).not.toMatch(/of-this-installation/);
+  });
+
   it('ends with a typed error when the stream reports one midway, keeping what came before', async () => {
     const midway =
       'data: {"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}\n\n';
@@ -286,6 +316,8 @@ describe('Anthropic adapter against its double', () => {
     expect(sent!.headers['x-api-key']).toBe(an.apiKey);
     expect(sent!.headers['anthropic-version']).toBe('2023-06-01');
     expect(sent!.headers.authorization).toBeUndefined();
+    expect(sent!.headers['user-agent']).toMatch(/^Anthropic\/JS /);
+    expect(telling(sent!.headers)).toEqual([]);
     expect(sent!.body).toEqual({
       model: 'claude-sonnet-4-20250514',
       max_tokens: 8192,
@@ -321,9 +353,23 @@ describe('Anthropic adapter against its double', () => {
     ]);
   });
 
+  it('drops a tool call cut by max_tokens rather than reading its half input as a smaller call', async () => {
+    an.reply({
+      stream: anthropic.message([anthropic.textBlock(0, ['Writing the page.']), variants.cutToolUse(1, 'toolu_cut')], {
+        stopReason: 'max_tokens',
+        usage: [100, 8192],
+      }),
+    });
+    expect(await events(request('anthropic', an))).toEqual([
+      { type: 'text', text: 'Writing the page.' },
+      { type: 'usage', inputTokens: 100, outputTokens: 8192 },
+      { type: 'stop', reason: 'max_tokens', raw: 'max_tokens' },
+    ]);
+  });
+
   it('goes by data.type when a proxy dropped the event lines', async () => {
     const writes = anthropic.message([anthropic.textBlock(0, ['still read'])]);
-    an.reply({ stream: writes.map((w) => String(w).replace(/^event: [^\n]*\n/, '')) });
+    an.reply({ stream: variants.withoutEventLines(writes) });
     expect(await events(request('anthropic', an))).toEqual([
       { type: 'text', text: 'still read' },
       { type: 'usage', inputTokens: 10, outputTokens: 5 },
@@ -394,6 +440,26 @@ describe('Anthropic adapter against its double', () => {
     );
     expect((await events(request('anthropic', an)))[0]).toEqual({ type: 'text', text: 'recovered' });
     expect(chatRequests(an)).toHaveLength(2);
+  });
+
+  it('spends one budget of retries across the SDK’s and its own (an error event, then 429s)', async () => {
+    an.reply(
+      { stream: [anthropic.messageStart(10), anthropic.streamError('overloaded_error', 'Overloaded')] },
+      anthropic.rateLimited('0'),
+      anthropic.rateLimited('0'),
+      { stream: anthropic.message([anthropic.textBlock(0, ['one request too many'])]) },
+    );
+    const { error } = await failing(request('anthropic', an));
+    expect(error).toMatchObject({ code: 'rate_limited', status: 429 });
+    expect(chatRequests(an)).toHaveLength(1 + OPTIONS.retry.attempts);
+    await events(request('anthropic', an)); // the answer left in the queue: the next turn works
+  });
+
+  it('calls an unknown model (404) provider_bad_request in the provider’s words', async () => {
+    an.reply(anthropic.error(404, 'not_found_error', 'model: claude-9'));
+    const { error } = await failing(request('anthropic', an, { model: 'claude-9' }));
+    expect(error).toMatchObject({ code: 'provider_bad_request', status: 404 });
+    expect(error.message).toBe('the provider refused the request (HTTP 404): model: claude-9');
   });
 
   it('ends with the typed error of an error event after content, keeping what came before', async () => {
@@ -486,6 +552,16 @@ describe('a stream the caller stops, and a provider that goes quiet or away', ()
   });
 });
 
+describe('what an answer may be', () => {
+  it('refuses an answer past the size bound, an endless line included, as a protocol error', async () => {
+    const bounded = createAiClient({ ...OPTIONS, idleTimeoutMs: 3000, maxStreamBytes: 1024 * 1024 });
+    const endless = `data: {"choices":[{"index":0,"delta":{"content":"${'x'.repeat(1536 * 1024)}`;
+    oa.reply({ stream: [openai.chunk({ role: 'assistant', content: '' }), endless], hang: true });
+    const { error } = await failing(request('openai_compatible', oa), bounded);
+    expect(error).toMatchObject({ code: 'provider_protocol', message: "the provider's answer passed 1 MiB" });
+  });
+});
+
 describe('where the adapters may connect', () => {
   it('refuses a provider on loopback unless private providers are allowed, before sending anything', async () => {
     const strict = createAiClient({ ...OPTIONS, allowPrivate: false });
@@ -498,5 +574,66 @@ describe('where the adapters may connect', () => {
       message: expect.stringMatching(/loopback.*ALLOW_PRIVATE_AI_PROVIDERS/),
     });
     expect(oa.requests).toHaveLength(0);
+  });
+
+  it('refuses a model call to loopback as well, before the SDK sends anything', async () => {
+    const strict = createAiClient({ ...OPTIONS, allowPrivate: false });
+    oa.requests.splice(0);
+    const { error } = await failing(request('openai_compatible', oa), strict);
+    expect(error).toMatchObject({ code: 'provider_address_refused', message: expect.stringMatching(/loopback/) });
+    expect(oa.requests).toHaveLength(0);
+  });
+
+  it('connects where the guard looked: a name only our resolver knows reaches its checked address', async () => {
+    const port = new URL(an.baseUrl).port;
+    const asked: string[] = [];
+    const pinned = createAiClient({
+      ...OPTIONS,
+      lookup: async (host) => {
+        asked.push(host);
+        return [{ address: '127.0.0.1', family: 4 }];
+      },
+    });
+    an.requests.splice(0);
+    an.reply({ stream: anthropic.message([anthropic.textBlock(0, ['pinned'])]) });
+    const got = await events({ ...request('anthropic', an), baseUrl: `http://provider.invalid:${port}` }, pinned);
+    expect(got[0]).toEqual({ type: 'text', text: 'pinned' });
+    expect(asked).toEqual(['provider.invalid']);
+    expect(an.requests[0]!.headers.host).toBe(`provider.invalid:${port}`);
+  });
+
+  it('refuses a name resolving to loopback, and to a metadata address even where private providers are allowed', async () => {
+    const to = (address: string, allowPrivate: boolean) =>
+      createAiClient({ ...OPTIONS, allowPrivate, lookup: async () => [{ address, family: 4 }] });
+    const baseUrl = `http://provider.invalid:${new URL(oa.baseUrl).port}/v1`;
+    oa.requests.splice(0);
+    const loopback = await failing({ ...request('openai_compatible', oa), baseUrl }, to('127.0.0.1', false));
+    expect(loopback.error).toMatchObject({
+      code: 'provider_address_refused',
+      message: expect.stringMatching(/loopback/),
+    });
+    const metadata = await failing({ ...request('openai_compatible', oa), baseUrl }, to('169.254.169.254', true));
+    expect(metadata.error).toMatchObject({
+      code: 'provider_address_refused',
+      message: expect.stringMatching(/metadata/),
+    });
+    expect(oa.requests).toHaveLength(0);
+  });
+
+  it('follows no redirect: a provider that moved is a baseUrl to fix', async () => {
+    const elsewhere = await startOpenAiDouble({ models: ['moved'] });
+    try {
+      oa.replyModels({ status: 307, json: {}, headers: { location: `${elsewhere.baseUrl}/models` } });
+      await expect(
+        client.testProvider({ kind: 'openai_compatible', baseUrl: oa.baseUrl, apiKey: oa.apiKey }),
+      ).resolves.toMatchObject({
+        ok: false,
+        error: 'provider_bad_request',
+        message: expect.stringMatching(/redirect/),
+      });
+      expect(elsewhere.requests).toHaveLength(0);
+    } finally {
+      await elsewhere.close();
+    }
   });
 });

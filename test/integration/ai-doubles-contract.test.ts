@@ -8,6 +8,7 @@ import {
   splitInside,
   startAnthropicDouble,
   startOpenAiDouble,
+  variants,
 } from '../helpers/ai-doubles';
 
 /**
@@ -140,5 +141,61 @@ describe('the Anthropic SDK reads the Anthropic double', () => {
     const ids: string[] = [];
     for await (const m of sdk().models.list()) ids.push(m.id);
     expect(ids).toEqual(['claude-sonnet-4-20250514']);
+  });
+});
+
+/**
+ * Why shared/ai assembles streams itself and reads some answers through its own code: what each SDK's own helpers
+ * do with answers the providers (or the servers copying them) send. Each is a reason written in shared/ai; when
+ * an SDK release changes one, its test here fails and the code it justifies can go.
+ */
+describe('where the SDKs’ own helpers fall short (the reasons shared/ai keeps its stream reading)', () => {
+  const openAi = () => new OpenAI({ apiKey: oa.apiKey, baseURL: oa.baseUrl, maxRetries: 0, logLevel: 'off' });
+  const claude = (maxRetries = 0) =>
+    new Anthropic({ apiKey: an.apiKey, baseURL: an.baseUrl, maxRetries, logLevel: 'off' });
+  const ask = { model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content: 'hi' }] };
+  const claudeAsk = { model: 'claude-sonnet-4-20250514', max_tokens: 1024, messages: ask.messages };
+
+  it('OpenAI: whole tool calls without an index (Gemini’s OpenAI endpoint) come out as no call at all', async () => {
+    oa.reply({
+      stream: variants.unindexedToolCalls([
+        { id: 'call_1', path: 'a.html' },
+        { id: 'call_2', path: 'b.html' },
+      ]),
+    });
+    const done = await openAi().chat.completions.stream(ask).finalChatCompletion();
+    expect(done.choices[0]!.message.tool_calls).toEqual([]);
+  });
+
+  it('OpenAI: a usage chunk with `choices: null` fails the stream', async () => {
+    oa.reply({ stream: variants.usageWithNullChoices('ok', [7, 1]) });
+    await expect(openAi().chat.completions.stream(ask).finalChatCompletion()).rejects.toThrow(/not iterable/);
+  });
+
+  it('Anthropic: a tool call cut by max_tokens reads as the smaller object its text spells', async () => {
+    an.reply({
+      stream: anthropic.message([variants.cutToolUse(0, 'toolu_1')], { stopReason: 'max_tokens' }),
+    });
+    const message = await claude().messages.stream(claudeAsk).finalMessage();
+    expect(message.content).toEqual([
+      { type: 'tool_use', id: 'toolu_1', name: 'write_file', input: { path: 'index.html' } },
+    ]);
+  });
+
+  it('Anthropic: events without their `event:` line (a proxy dropped them) are not seen at all', async () => {
+    const writes = anthropic.message([anthropic.textBlock(0, ['still there'])]);
+    an.reply({ stream: variants.withoutEventLines(writes) });
+    await expect(claude().messages.stream(claudeAsk).finalMessage()).rejects.toThrow(/without sending any chunks/);
+  });
+
+  it('Anthropic: an overloaded_error event after a 200 is not retried, whatever maxRetries says', async () => {
+    an.requests.splice(0);
+    an.reply(
+      { stream: [anthropic.messageStart(10), anthropic.ping, anthropic.streamError('overloaded_error', 'Overloaded')] },
+      { stream: anthropic.message([anthropic.textBlock(0, ['never asked for'])]) },
+    );
+    await expect(claude(2).messages.stream(claudeAsk).finalMessage()).rejects.toBeInstanceOf(Anthropic.APIError);
+    expect(an.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+    await claude().messages.stream(claudeAsk).finalMessage(); // the answer left in the queue
   });
 });

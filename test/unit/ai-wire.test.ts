@@ -1,49 +1,9 @@
 import { aiClientOptionsFrom } from '../../shared/ai/client';
 import { errorForStatus, providerText, retryAfterMs } from '../../shared/ai/errors';
-import { readSse, type SseMessage } from '../../shared/ai/sse';
 import { collectAnswer } from '../../shared/ai/turn';
 import type { ChatEvent } from '../../shared/ai/types';
 import { aiProviderView, CreateAiProviderRequest, UpdateAiProviderRequest } from '../../shared/ai-providers/schemas';
 import { parseConfig } from '../../shared/config';
-
-async function* chunks(parts: Uint8Array[]) {
-  for (const p of parts) yield p;
-}
-async function all(parts: Uint8Array[], maxBytes = 1 << 20): Promise<SseMessage[]> {
-  const out: SseMessage[] = [];
-  for await (const m of readSse(chunks(parts), { maxBytes })) out.push(m);
-  return out;
-}
-
-describe('readSse', () => {
-  const stream = Buffer.from(
-    'event: content_block_delta\r\ndata: {"text":"Grüße 🚀"}\r\n\r\n: a comment\n\nevent: ping\ndata: {"type": "ping"}\n\ndata: [DONE]\n\n',
-  );
-  const expected = [
-    { event: 'content_block_delta', data: '{"text":"Grüße 🚀"}', id: undefined },
-    { event: 'ping', data: '{"type": "ping"}', id: undefined },
-    { event: undefined, data: '[DONE]', id: undefined },
-  ];
-
-  it('reads the same events wherever the bytes are cut, even inside a character', async () => {
-    for (let cut = 1; cut < stream.length; cut++)
-      expect(await all([stream.subarray(0, cut), stream.subarray(cut)])).toEqual(expected);
-  });
-
-  it('reads a stream arriving one byte at a time', async () => {
-    expect(await all([...stream].map((b) => Uint8Array.of(b)))).toEqual(expected);
-  });
-
-  it('drops an event cut off before its blank line, as the SSE standard says', async () => {
-    expect(await all([Buffer.from('data: {"a":1}\n\ndata: {"b":')])).toEqual([
-      { event: undefined, data: '{"a":1}', id: undefined },
-    ]);
-  });
-
-  it('refuses a stream larger than its bound as a protocol error', async () => {
-    await expect(all([Buffer.alloc(2048, 'a')], 1024)).rejects.toMatchObject({ code: 'provider_protocol' });
-  });
-});
 
 describe('provider errors', () => {
   it('reads retry-after as seconds, as an HTTP date, and OpenAI’s retry-after-ms', () => {
