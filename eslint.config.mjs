@@ -60,9 +60,29 @@ export default tseslint.config(
               message: 'Workflows must stay deterministic: no Node built-ins.',
             },
             {
-              group: ['../activities/*', '../activities/**'],
+              // The top-level activities/ (at any depth of workflows/), not a workflow's own activities.ts.
+              regex: '^(\\.\\./)+activities(/|$)',
               allowTypeImports: true,
               message: 'Import activities as types only (proxyActivities).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Nothing but the worker's bundle entry reaches into workflow code: what the api and the activities need of a
+    // workflow (its type name, ID scheme, signals, updates, queries, input and output) is its contract in
+    // shared/contracts/ (docs/architecture.md, "Layers and where code goes").
+    files: ['api/**/*.ts', 'activities/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+workflows(/|$)',
+              message: "Import the workflow's contract from shared/contracts/ instead of workflow code.",
             },
           ],
         },

@@ -11,9 +11,16 @@ import type { GitBindingStore } from '../shared/builder/git-store';
 import type { BuilderStore } from '../shared/builder/store';
 import { BUILDER_LIMITS, type CheckpointRecord } from '../shared/builder/types';
 import type { Config } from '../shared/config';
+import {
+  GIT_NON_FAST_FORWARD,
+  GIT_REFUSED,
+  type GitImportInput,
+  type GitImportResult,
+  type PushInput,
+  type PushResult,
+} from '../shared/contracts/builder-git';
 import { OutboundTargetError, resolveTarget } from '../shared/net-guard';
 import { GitSecretRefusedError, type Vault } from '../shared/secrets/vault';
-import { GIT_NON_FAST_FORWARD, GIT_REFUSED } from '../workflows/builder-git/commands';
 
 export interface BuilderGitDeps {
   store: Pick<BuilderStore, 'getCheckpoint'>;
@@ -21,18 +28,6 @@ export interface BuilderGitDeps {
   bindings: GitBindingStore;
   vault: Pick<Vault, 'revealForGit'>;
   config: Pick<Config, 'ALLOW_PRIVATE_GIT_HOSTS' | 'GIT_CLONE_TIMEOUT_S' | 'GIT_MAX_BYTES' | 'BUILD_WORK_DIR'>;
-}
-
-export interface PushInput {
-  orgId: string;
-  sessionId: string;
-  checkpointId: string;
-  remoteUrl: string;
-  branch: string;
-  message: string;
-  tokenSecretId?: string;
-  force: boolean;
-  author: { name: string; email: string };
 }
 
 const refused = (message: string) => ApplicationFailure.create({ type: GIT_REFUSED, nonRetryable: true, message });
@@ -136,7 +131,7 @@ export function createBuilderGitActivities(deps: BuilderGitDeps) {
      * Commits the checkpoint's files on top of the remote branch and pushes. Refused unless the branch is where this
      * session left it (or does not exist yet), or `force`: the commit then replaces the files on top of what is there.
      */
-    async builderGitPush(input: PushInput): Promise<{ commit: string; pushed: boolean }> {
+    async builderGitPush(input: PushInput): Promise<PushResult> {
       const checkpoint = await deps.store.getCheckpoint(input.orgId, input.sessionId, input.checkpointId);
       if (!checkpoint) throw refused(`the checkpoint ${input.checkpointId} does not exist`);
       // Checked again here, where the files become a working tree git runs in: a path saved under older rules (a
@@ -204,12 +199,7 @@ export function createBuilderGitActivities(deps: BuilderGitDeps) {
     },
 
     /** A shallow clone's files, stored as blobs: the manifest of an imported session's first checkpoint. */
-    async builderGitImport(input: {
-      orgId: string;
-      repoUrl: string;
-      branch?: string;
-      tokenSecretId?: string;
-    }): Promise<{ files: CheckpointRecord['files']; commit: string; branch: string | null }> {
+    async builderGitImport(input: GitImportInput): Promise<GitImportResult> {
       const secret = await token(input.orgId, input.tokenSecretId, input.repoUrl);
       const dir = await scratch();
       try {

@@ -8,8 +8,8 @@ import { type BlobStore, checkManifest, fromManifest, sameManifest, toManifest }
 import { derivedUuid, type TurnFeed } from '../shared/builder/ids';
 import type { BuilderStore } from '../shared/builder/store';
 import type { CheckpointRecord, Manifest, TurnEventType } from '../shared/builder/types';
+import type { TurnChanges, TurnError, TurnInput, TurnResult } from '../shared/contracts/builder-turn';
 import { AppError } from '../shared/errors';
-import type { TurnChanges, TurnError, TurnInput, TurnResult } from '../workflows/builder-turn/commands';
 import { runTools, TOOLS } from './builder-tools';
 
 export interface BuilderActivityDeps {

@@ -1,17 +1,13 @@
 import type Docker from 'dockerode';
 
 import { LABELS } from '../shared/constants';
+import type { SampleReport, SweepReport } from '../shared/contracts/metrics';
 import type { MetricsSample, MetricsStore } from '../shared/deployments/metrics-store';
 import type { DeploymentStore } from '../shared/deployments/store';
 import { type EngineStats, metricsFrom } from '../shared/engine/observe';
 
 /** Stats reads at once: each takes the engine about a second (it waits for a second CPU sample). */
 const CONCURRENCY = 8;
-
-export interface SampleReport {
-  deployments: number;
-  instances: number;
-}
 
 async function mapLimited<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = [];
@@ -87,7 +83,7 @@ export function createMetricsActivities(deps: {
     },
 
     /** The embedded store has no TTL index: samples past METRICS_RETENTION_H are deleted here. */
-    async sweepMetrics(): Promise<{ removed: number }> {
+    async sweepMetrics(): Promise<SweepReport> {
       return { removed: await deps.metrics.sweep(new Date(Date.now() - deps.retentionH * 3600 * 1000)) };
     },
   };

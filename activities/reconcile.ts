@@ -2,24 +2,9 @@ import { log } from '@temporalio/activity';
 import type Docker from 'dockerode';
 
 import { LABELS } from '../shared/constants';
+import type { ReconcileCounts, ReconcileRemoval } from '../shared/contracts/reconcile';
 import type { DeploymentStore } from '../shared/deployments/store';
 import type { EnvSealer } from '../shared/secrets/deployment-env';
-
-export interface ReconcileRemoval {
-  kind: 'container' | 'image' | 'network';
-  id: string;
-  name: string;
-  deploymentId?: string;
-  reason: 'destroyed' | 'unknown' | 'unused';
-}
-
-export interface ReconcileCounts {
-  containers: number;
-  images: number;
-  networks: number;
-  /** What was removed, the first 100 (the counts are complete). */
-  removed: ReconcileRemoval[];
-}
 
 /** Destroy intents this old or younger are checked on every sweep; an unfinished one is found within a sweep. */
 const INTENT_WINDOW_MS = 24 * 3600 * 1000;

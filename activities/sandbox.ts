@@ -15,9 +15,9 @@ import {
 import type { BuilderStore } from '../shared/builder/store';
 import type { Manifest } from '../shared/builder/types';
 import type { Config } from '../shared/config';
+import type { SyncOutcome } from '../shared/contracts/sandbox';
 import type { EdgeRouter } from '../shared/edge';
 import { httpProbe } from '../shared/engine/probe';
-import type { SyncOutcome } from '../workflows/sandbox/commands';
 import { createEngineImages } from './providers/engine-images';
 import { publishedPort, upstreamOf } from './providers/engine-instances';
 import { createOrgNetworks } from './providers/engine-network';

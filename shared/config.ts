@@ -137,7 +137,7 @@ const schema = z.object({
   WEBHOOK_FINAL_ATTEMPT_AFTER_S: z.coerce.number().int().min(1).default(86400),
   /** Tests deliver to receivers on loopback; production refuses private targets. */
   ALLOW_PRIVATE_WEBHOOK_TARGETS: bool.default(false),
-  // Sales outbox (shared/sales/outbox.ts): how often pending events are swept into delivery, and how long an api
+  // Sales outbox (shared/contracts/webhook-delivery.ts): how often pending events are swept into delivery, and how long an api
   // request waits for a resend/test attempt before answering 202 (the attempt still runs when a worker comes).
   WEBHOOK_OUTBOX_SWEEP_S: z.coerce.number().int().min(1).default(60),
   SALES_ATTEMPT_WAIT_MS: z.coerce.number().int().min(100).max(60_000).default(12_000),

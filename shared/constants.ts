@@ -15,8 +15,6 @@ export const SEARCH_ATTRIBUTES = {
   projectId: defineSearchAttributeKey('ProjectId', 'KEYWORD'),
 } as const;
 
-export const deploymentWorkflowId = (deploymentId: string) => `deployment/${deploymentId}`;
-
 /** Labels on every container, so the engine can be reconciled against MongoDB. */
 export const LABELS = {
   managed: 'dev.slipway.managed',

@@ -1,9 +1,13 @@
 import { type Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
 
-import { type OutboxSweepInput, webhookOutboxScheduleId } from '../shared/sales/outbox';
-
-export const uploadExpiryScheduleId = (taskQueue: string) => `upload-expiry/${taskQueue}`;
-export const reconcileScheduleId = (taskQueue: string) => `reconcile/${taskQueue}`;
+import { METRICS_WORKFLOWS, metricsSampleScheduleId, metricsSweepScheduleId } from '../shared/contracts/metrics';
+import { RECONCILE_WORKFLOW, reconcileScheduleId } from '../shared/contracts/reconcile';
+import { UPLOAD_EXPIRY_WORKFLOW, uploadExpiryScheduleId } from '../shared/contracts/upload-expiry';
+import {
+  type OutboxSweepInput,
+  WEBHOOK_WORKFLOWS,
+  webhookOutboxScheduleId,
+} from '../shared/contracts/webhook-delivery';
 
 interface IntervalSchedule {
   scheduleId: string;
@@ -48,13 +52,13 @@ async function ensureIntervalSchedule(client: Client, s: IntervalSchedule) {
 export const ensureUploadExpirySchedule = (client: Client, opts: { taskQueue: string; everyS: number }) =>
   ensureIntervalSchedule(client, {
     scheduleId: uploadExpiryScheduleId(opts.taskQueue),
-    workflowType: 'expireUploadsWorkflow',
+    workflowType: UPLOAD_EXPIRY_WORKFLOW,
     ...opts,
     purpose: 'Deletes expired zip uploads and their records',
   });
 
 /**
- * The sales outbox sweep (shared/sales/outbox.ts): starts the delivery of every pending event whose workflow never
+ * The sales outbox sweep (shared/contracts/webhook-delivery.ts): starts the delivery of every pending event whose workflow never
  * started or ended without an endpoint. The api triggers a run when a webhook is saved.
  */
 export const ensureWebhookOutboxSchedule = (
@@ -63,7 +67,7 @@ export const ensureWebhookOutboxSchedule = (
 ) =>
   ensureIntervalSchedule(client, {
     scheduleId: webhookOutboxScheduleId(opts.taskQueue),
-    workflowType: 'webhookOutboxWorkflow',
+    workflowType: WEBHOOK_WORKFLOWS.outbox,
     taskQueue: opts.taskQueue,
     everyS: opts.everyS,
     args: [opts.sweep],
@@ -77,16 +81,13 @@ export const ensureWebhookOutboxSchedule = (
 export const ensureReconcileSchedule = (client: Client, opts: { taskQueue: string; everyS: number }) =>
   ensureIntervalSchedule(client, {
     scheduleId: reconcileScheduleId(opts.taskQueue),
-    workflowType: 'reconcileWorkflow',
+    workflowType: RECONCILE_WORKFLOW,
     ...opts,
     purpose: 'Removes engine objects of destroyed or unknown deployments; finishes half-done destroys',
   });
 
-export const metricsSampleScheduleId = (taskQueue: string) => `metrics-sample/${taskQueue}`;
-export const metricsSweepScheduleId = (taskQueue: string) => `metrics-sweep/${taskQueue}`;
-
 /**
- * The metrics history (workflows/metrics.ts): one schedule samples every running instance every `sampleEveryS`
+ * The metrics history (workflows/metrics/workflow.ts): one schedule samples every running instance every `sampleEveryS`
  * (one run for all deployments, not a loop per deployment), another deletes samples past the retention.
  */
 export async function ensureMetricsSchedules(
@@ -95,14 +96,14 @@ export async function ensureMetricsSchedules(
 ) {
   const sample = await ensureIntervalSchedule(client, {
     scheduleId: metricsSampleScheduleId(opts.taskQueue),
-    workflowType: 'sampleMetricsWorkflow',
+    workflowType: METRICS_WORKFLOWS.sample,
     taskQueue: opts.taskQueue,
     everyS: opts.sampleEveryS,
     purpose: 'Records the resource use of every running deployment instance (metrics history)',
   });
   const sweep = await ensureIntervalSchedule(client, {
     scheduleId: metricsSweepScheduleId(opts.taskQueue),
-    workflowType: 'sweepMetricsWorkflow',
+    workflowType: METRICS_WORKFLOWS.sweep,
     taskQueue: opts.taskQueue,
     everyS: opts.sweepEveryS,
     purpose: 'Deletes metrics samples older than METRICS_RETENTION_H',

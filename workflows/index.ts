@@ -1,13 +1,12 @@
-export * from './builder-git/commands';
+/**
+ * The worker's workflow bundle entry: every workflow function, registered under its exported name. Nothing else
+ * imports workflow code; the names, IDs and messages the api and the activities use are in shared/contracts/.
+ */
 export * from './builder-git/workflow';
-export * from './builder-turn/commands';
 export * from './builder-turn/workflow';
-export * from './deployment/commands';
 export * from './deployment/workflow';
-export * from './metrics';
-export * from './reconcile';
-export * from './sandbox/commands';
+export * from './metrics/workflow';
+export * from './reconcile/workflow';
 export * from './sandbox/workflow';
-export * from './upload-expiry';
-export * from './webhook-delivery/commands';
+export * from './upload-expiry/workflow';
 export * from './webhook-delivery/workflow';

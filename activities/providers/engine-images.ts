@@ -2,7 +2,8 @@ import { activityInfo, heartbeat, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type Docker from 'dockerode';
 
-import { deploymentWorkflowId, LABELS } from '../../shared/constants';
+import { LABELS } from '../../shared/constants';
+import { deploymentWorkflowId } from '../../shared/contracts/deployment';
 import { EngineRequestRefused } from '../../shared/engine/docker-client';
 import { BUILT_IMAGES_REPOSITORY, imageNotFoundMessage, resolveImage } from '../../shared/images/ownership';
 import { registryUnreachableMessage, unreachableReason } from '../../shared/images/pull-failure';

@@ -6,19 +6,20 @@ import type { UpdateDefinition } from '@temporalio/common';
 import { request } from 'undici';
 
 import { createDeploymentCommands } from '../../api/features/deployments/commands';
-import { deploymentWorkflowId, LABELS } from '../../shared/constants';
-import { createDeploymentStore } from '../../shared/deployments/store';
-import { createEnvSealer } from '../../shared/secrets/deployment-env';
+import { LABELS } from '../../shared/constants';
 import {
   COMMAND_REFUSED,
   type CommandOutcome,
   commandsQuery,
+  deploymentWorkflowId,
   redeployCommand,
   rollbackCommand,
   scaleCommand,
   startCommand,
   stopCommand,
-} from '../../workflows/deployment/commands';
+} from '../../shared/contracts/deployment';
+import { createDeploymentStore } from '../../shared/deployments/store';
+import { createEnvSealer } from '../../shared/secrets/deployment-env';
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { carriesSecret, historyToJSON } from '../helpers/history-json';

@@ -4,9 +4,9 @@ import fs from 'node:fs/promises';
 import type Docker from 'dockerode';
 
 import { LABELS } from '../../shared/constants';
+import type { ReconcileReport } from '../../shared/contracts/reconcile';
 import { instanceId } from '../../shared/instance';
 import { ensureReconcileSchedule } from '../../worker/schedules';
-import type { ReconcileReport } from '../../workflows';
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage, buildImageOnce } from '../helpers/images';

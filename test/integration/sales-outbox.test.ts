@@ -20,7 +20,7 @@ const OVERRIDES = {
 };
 
 /**
- * The outbox (shared/sales/outbox.ts) on the real stack: the worker's sweep schedule, an api whose Temporal is
+ * The outbox (shared/contracts/webhook-delivery.ts) on the real stack: the worker's sweep schedule, an api whose Temporal is
  * unreachable, an api with no worker behind its task queue, and retried sale requests.
  */
 describe('sales outbox: every recorded event is delivered, once per sale', () => {

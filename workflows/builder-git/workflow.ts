@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 
-import type { BuilderGitActivities, PushInput } from '../../activities/builder-git';
-import type { GitImportResult } from './commands';
+import type { BuilderGitActivities } from '../../activities/builder-git';
+import type { GitImportInput, GitImportResult, PushInput, PushResult } from '../../shared/contracts/builder-git';
 
 // Bounded by GIT_CLONE_TIMEOUT_S per git command inside; failures that say what was wrong are not retried.
 const { builderGitPush, builderGitImport } = proxyActivities<BuilderGitActivities>({
@@ -11,15 +11,10 @@ const { builderGitPush, builderGitImport } = proxyActivities<BuilderGitActivitie
 });
 
 /** Git runs in the worker, never in the api (the source deploys' rules apply there). */
-export function builderGitPushWorkflow(input: PushInput): Promise<{ commit: string; pushed: boolean }> {
+export function builderGitPushWorkflow(input: PushInput): Promise<PushResult> {
   return builderGitPush(input);
 }
 
-export function builderGitImportWorkflow(input: {
-  orgId: string;
-  repoUrl: string;
-  branch?: string;
-  tokenSecretId?: string;
-}): Promise<GitImportResult> {
+export function builderGitImportWorkflow(input: GitImportInput): Promise<GitImportResult> {
   return builderGitImport(input);
 }

@@ -8,7 +8,7 @@ import {
   type TurnErrorCode,
   type TurnInput,
   type TurnResult,
-} from './commands';
+} from '../../shared/contracts/builder-turn';
 
 /** Tool rounds in one turn: a model that keeps calling tools is stopped here and the turn ends with what it did. */
 const MAX_STEPS = 12;

@@ -1,7 +1,6 @@
 import type { RecordChange } from '../../activities/deployments';
+import type { DeploymentWorkflowInput, EntityState } from '../../shared/contracts/deployment';
 import type { DeploymentStatus } from '../../shared/deployments/types';
-import type { DeploymentWorkflowInput } from './commands';
-import type { EntityState } from './state';
 
 export type RecordExtra = Omit<RecordChange, 'deploymentId' | 'version' | 'status' | 'message'>;
 

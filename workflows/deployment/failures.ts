@@ -1,12 +1,19 @@
 import { ActivityFailure, ApplicationFailure, log } from '@temporalio/workflow';
 
 import type { FailureDetails } from '../../activities/providers/provider';
-import type { DeploymentFailure, LastFailure } from '../../shared/deployments/types';
-import { COMMAND_FAILED } from './commands';
+import {
+  ALLOWED_COMMANDS,
+  COMMAND_FAILED,
+  COMMAND_REFUSED,
+  type CommandFailure,
+  type CommandName,
+  type CommandRefusal,
+} from '../../shared/contracts/deployment';
+import type { DeploymentFailure, DeploymentStatus, LastFailure } from '../../shared/deployments/types';
 
 export type Phase = LastFailure['phase'];
 /** lastFailure as the workflow sends it; the activity stamps its time. */
-export type FailureReport = Omit<LastFailure, 'at'>;
+export type FailureReport = CommandFailure;
 
 /** What the deployment was doing when a phase failed, as the words after "while". */
 export const PHASE_WORDS: Record<Phase, string> = {
@@ -74,6 +81,20 @@ export class ReleaseFailed extends Error {
   constructor(readonly report: FailureReport) {
     super(report.message);
   }
+}
+
+/** Refuses `command` in `status` (or for `reason`), in words a caller can act on. */
+export function refuse(command: CommandName, status: DeploymentStatus, reason?: string): ApplicationFailure {
+  const allowed = [...ALLOWED_COMMANDS[status]];
+  const message =
+    reason ??
+    `The deployment is ${status}, so it cannot ${command}; a ${status} deployment accepts ${allowed.join(', ')}.`;
+  return ApplicationFailure.create({
+    type: COMMAND_REFUSED,
+    nonRetryable: true,
+    message,
+    details: [{ command, status, allowed } satisfies CommandRefusal],
+  });
 }
 
 /** The failure an accepted command ends with: its update's caller reads the message and the report. */

@@ -2,6 +2,7 @@ import { CancellationScope, isCancellation, patched, sleep } from '@temporalio/w
 
 import type { EnvSource } from '../../activities/deployments';
 import type { Instance } from '../../activities/providers/provider';
+import type { ReleaseRef } from '../../shared/contracts/deployment';
 import type { ReleaseTrigger } from '../../shared/deployments/releases-store';
 import {
   createRelease,
@@ -16,7 +17,6 @@ import {
 import type { Entity, RecordExtra } from './entity';
 import { type FailureReport, failureReport, ReleaseFailed } from './failures';
 import { PATCHES } from './patches';
-import type { ReleaseRef } from './state';
 
 type Command = FailureReport['command'];
 

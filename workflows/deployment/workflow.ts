@@ -15,8 +15,6 @@ import {
 } from '@temporalio/workflow';
 
 import { SEARCH_ATTRIBUTES } from '../../shared/constants';
-import type { DeploymentStatus } from '../../shared/deployments/types';
-import { recordStatus, removeDeployment, routeTraffic } from './activities';
 import {
   ALLOWED_COMMANDS,
   type CommandName,
@@ -25,23 +23,23 @@ import {
   type DeploymentWorkflowInput,
   destroyCommand,
   destroySignal,
+  type EntityState,
   redeployCommand,
-  refuse,
+  type ReleaseRef,
   rollbackCommand,
   scaleCommand,
   startCommand,
   stopCommand,
-} from './commands';
+} from '../../shared/contracts/deployment';
+import type { DeploymentStatus } from '../../shared/deployments/types';
+import { recordStatus, removeDeployment, routeTraffic } from './activities';
 import type { Entity } from './entity';
-import { commandFailed, failureMessage, ReleaseFailed } from './failures';
+import { commandFailed, failureMessage, refuse, ReleaseFailed } from './failures';
 import { firstDeploy } from './first-deploy';
 import { scale, start, stop } from './lifecycle';
 import { PATCHES } from './patches';
 import { ensureReleaseRecorded, replaceRelease } from './releases';
-import type { EntityState, ReleaseRef } from './state';
 import { showDetails, showResumed, showStatus } from './visibility';
-
-export { PATCHES } from './patches';
 
 type Pending =
   | { command: 'stop' | 'start' | 'destroy'; args?: undefined }

@@ -10,8 +10,13 @@ import {
 
 import type { OutboxActivities } from '../../activities/webhook-outbox';
 import type { AttemptInput, AttemptResult, WebhookActivities } from '../../activities/webhooks';
-import { type OutboxSweepInput, webhookWorkflowId } from '../../shared/sales/outbox';
-import type { WebhookDeliveryInput, WebhookResendInput } from './commands';
+import {
+  type OutboxSweepInput,
+  type OutboxSweepReport,
+  type WebhookDeliveryInput,
+  type WebhookResendInput,
+  webhookWorkflowId,
+} from '../../shared/contracts/webhook-delivery';
 
 // No maximumAttempts: an activity fails only when MongoDB cannot be read or written (HTTP failures are results),
 // and a delivery must outlive an outage of any length rather than give up on the event.
@@ -79,9 +84,7 @@ export async function webhookResendWorkflow(input: WebhookResendInput): Promise<
  * endpoint. One already running answers "already started" and is left alone; one that ended without an endpoint
  * starts again (its recorded attempts are found by key, never sent twice).
  */
-export async function webhookOutboxWorkflow(
-  input: OutboxSweepInput,
-): Promise<{ started: number; expired: number; repaired: number }> {
+export async function webhookOutboxWorkflow(input: OutboxSweepInput): Promise<OutboxSweepReport> {
   let started = 0;
   let expired = 0;
   let repaired = 0;

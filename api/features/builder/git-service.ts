@@ -7,8 +7,6 @@ import type { GitSourceCheck } from '../../../shared/build/git-source';
 import { createGitBindingStore } from '../../../shared/builder/git-store';
 import { createBuilderStore } from '../../../shared/builder/store';
 import type { Config } from '../../../shared/config';
-import { AppError } from '../../../shared/errors';
-import type { Principal } from '../../../shared/identity/service';
 import {
   BUILDER_GIT_IMPORT_WORKFLOW,
   BUILDER_GIT_PUSH_WORKFLOW,
@@ -18,7 +16,9 @@ import {
   GIT_REFUSED,
   type GitImportResult,
   type PushInput,
-} from '../../../workflows/builder-git/commands';
+} from '../../../shared/contracts/builder-git';
+import { AppError } from '../../../shared/errors';
+import type { Principal } from '../../../shared/identity/service';
 import type { FeatureContext } from '../feature';
 
 /** A Git failure the worker explained, as the caller's error: refused (400) or a remote that moved on (409). */

@@ -8,14 +8,14 @@ import type { AiProviders } from '../../../shared/ai-providers/providers';
 import { derivedUuid, type TurnFeed } from '../../../shared/builder/ids';
 import type { BuilderStore } from '../../../shared/builder/store';
 import type { RunningTurnRecord, Session } from '../../../shared/builder/types';
-import { AppError } from '../../../shared/errors';
-import type { Principal } from '../../../shared/identity/service';
 import {
   BUILDER_TURN_WORKFLOW,
   builderTurnWorkflowId,
   type TurnInput,
   type TurnResult,
-} from '../../../workflows/builder-turn/commands';
+} from '../../../shared/contracts/builder-turn';
+import { AppError } from '../../../shared/errors';
+import type { Principal } from '../../../shared/identity/service';
 import type { BuilderService } from './service';
 
 /** A marker this old whose workflow Temporal does not know is a crash between claiming and starting: stale. */

@@ -9,7 +9,19 @@ import {
 import { defaultPayloadConverter, type UpdateDefinition } from '@temporalio/common';
 import { v4 as uuidv4 } from 'uuid';
 
-import { deploymentWorkflowId } from '../../../shared/constants';
+import {
+  COMMAND_REFUSED,
+  type CommandName,
+  type CommandOutcome,
+  type CommandRefusal,
+  commandsQuery,
+  deploymentWorkflowId,
+  redeployCommand,
+  rollbackCommand,
+  scaleCommand,
+  startCommand,
+  stopCommand,
+} from '../../../shared/contracts/deployment';
 import type { DeploymentStore } from '../../../shared/deployments/store';
 import type { DeploymentRecord } from '../../../shared/deployments/types';
 import { AppError } from '../../../shared/errors';
@@ -17,18 +29,6 @@ import type { Principal } from '../../../shared/identity/service';
 import { PLAN_POLICIES } from '../../../shared/plans';
 import { currentRequestId } from '../../../shared/request-context';
 import type { EnvSealer } from '../../../shared/secrets/deployment-env';
-import {
-  COMMAND_REFUSED,
-  type CommandName,
-  type CommandOutcome,
-  type CommandRefusal,
-  commandsQuery,
-  redeployCommand,
-  rollbackCommand,
-  scaleCommand,
-  startCommand,
-  stopCommand,
-} from '../../../workflows/deployment/commands';
 
 /** What the api answers (202) when the deployment's workflow accepted a command: follow it with `command.id`. */
 export interface CommandAccepted {

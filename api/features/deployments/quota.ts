@@ -1,7 +1,7 @@
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { Db } from 'mongodb';
 
-import { deploymentWorkflowId } from '../../../shared/constants';
+import { deploymentWorkflowId } from '../../../shared/contracts/deployment';
 import { guard } from '../../../shared/db/mongo';
 import type { DeploymentRecord } from '../../../shared/deployments/types';
 import type { Redis } from '../../../shared/redis';

@@ -5,7 +5,13 @@ import { v4 as uuidv4, v5 as uuidv5 } from 'uuid';
 import type { Authz } from '../../../shared/authz/authorize';
 import type { GitSourceCheck } from '../../../shared/build/git-source';
 import type { Config } from '../../../shared/config';
-import { deploymentWorkflowId, LABELS } from '../../../shared/constants';
+import { LABELS } from '../../../shared/constants';
+import {
+  DEPLOYMENT_WORKFLOW,
+  deploymentWorkflowId,
+  type DeploymentWorkflowInput,
+  destroySignal,
+} from '../../../shared/contracts/deployment';
 import { isDuplicateKey } from '../../../shared/db/mongo';
 import type { LogStore } from '../../../shared/deployments/logs-store';
 import type { StatusFeed } from '../../../shared/deployments/status-feed';
@@ -28,7 +34,6 @@ import { currentRequestId } from '../../../shared/request-context';
 import type { EnvSealer } from '../../../shared/secrets/deployment-env';
 import type { SecretEnvironment } from '../../../shared/secrets/store';
 import type { UploadStore } from '../../../shared/uploads/store';
-import { type DeploymentWorkflowInput, destroySignal } from '../../../workflows/deployment/commands';
 import { createDeploymentCommands } from './commands';
 import { providerAvailability } from './providers';
 import type { Quota } from './quota';
@@ -127,7 +132,7 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
    */
   async function ensureWorkflow(record: DeploymentRecord, principal: Pick<Principal, 'org'>): Promise<void> {
     try {
-      await temporal.workflow.start('deploymentWorkflow', workflowOptions(record, principal));
+      await temporal.workflow.start(DEPLOYMENT_WORKFLOW, workflowOptions(record, principal));
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
@@ -373,7 +378,7 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
       });
       try {
         await temporal.withDeadline(Date.now() + DESTROY_SIGNAL_DEADLINE_MS, () =>
-          temporal.workflow.signalWithStart('deploymentWorkflow', {
+          temporal.workflow.signalWithStart(DEPLOYMENT_WORKFLOW, {
             ...workflowOptions(record, principal),
             signal: destroySignal,
             signalArgs: [],

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { deploymentWorkflowId } from '../../../shared/constants';
+import { deploymentWorkflowId } from '../../../shared/contracts/deployment';
 import { DeploymentStatus } from '../../../shared/deployments/types';
 import type { Principal } from '../../../shared/identity/service';
 import type { Permission } from '../../../shared/permissions';

@@ -14,7 +14,7 @@ function sourceLine(source: DeploymentSource): string {
   return `uploaded archive ${code(source.uploadId)}`;
 }
 
-/** One line naming the app and its org: the workflow's summary, and its later runs' heading (commands.ts). */
+/** One line naming the app and its org: the workflow's summary, and its later runs' heading (`summary` in shared/contracts/deployment.ts). */
 export const deploymentSummary = (record: Pick<DeploymentRecord, 'name'>, org: Pick<OrgRecord, 'name'>) =>
   `${record.name} of org ${org.name}`;
 

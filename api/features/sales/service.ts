@@ -4,20 +4,24 @@ import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/c
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 
 import type { Config } from '../../../shared/config';
+import {
+  WEBHOOK_WORKFLOWS,
+  type WebhookDeliveryInput,
+  webhookOutboxScheduleId,
+  webhookWorkflowId,
+} from '../../../shared/contracts/webhook-delivery';
 import { isDuplicateKey } from '../../../shared/db/mongo';
 import { AppError } from '../../../shared/errors';
 import { hashToken } from '../../../shared/identity/tokens';
 import { privateTargetReason } from '../../../shared/net-guard';
-import { webhookOutboxScheduleId, webhookWorkflowId } from '../../../shared/sales/outbox';
 import { completeSale as completeSaleRecords, derivedId, eventPayload } from '../../../shared/sales/records';
 import type { EventType, ProductRecord, SaleRecord, SalesStore, SubscriptionStatus } from '../../../shared/sales/store';
-import { WEBHOOK_WORKFLOWS, type WebhookDeliveryInput } from '../../../workflows/webhook-delivery/commands';
 
 /** A replaced signing secret keeps signing the Standard Webhooks header this long (rotation overlap). */
 const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 /**
  * How long recording an event waits for Temporal to take its delivery workflow; past it the outbox sweep starts it
- * (shared/sales/outbox.ts), so a Temporal outage slows no request down for longer.
+ * (shared/contracts/webhook-delivery.ts), so a Temporal outage slows no request down for longer.
  */
 const START_WAIT_MS = 5000;
 const NOT_FOUND = { sale: 'SALE_NOT_FOUND', subscription: 'SUBSCRIPTION_NOT_FOUND', event: 'EVENT_NOT_FOUND' } as const;
@@ -36,7 +40,7 @@ export interface Entitlement {
   currentPeriodEnd?: string;
 }
 
-export { webhookWorkflowId } from '../../../shared/sales/outbox';
+export { webhookWorkflowId } from '../../../shared/contracts/webhook-delivery';
 
 export function createSalesService(deps: {
   store: SalesStore;

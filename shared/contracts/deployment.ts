@@ -1,13 +1,54 @@
 /**
- * What the api needs to start and command a deployment's workflow, and nothing else: the api imports this file,
- * never the workflow code (docs/architecture.md, "Layers and where code goes").
+ * The deployment workflow's contract: what the api, the reconciler and the worker need to start and command a
+ * deployment's workflow, and nothing else (docs/architecture.md, "Layers and where code goes"). Types and plain
+ * definitions only, so the workflow bundle imports it as readily as the api does.
  */
-import { ApplicationFailure, defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
-import type { DeploymentSource, DeploymentStatus } from '../../shared/deployments/types';
-import type { EntityState } from './state';
+import type { DeploymentSource, DeploymentStatus, LastFailure } from '../deployments/types';
 
-export type { EntityState, ReleaseRef } from './state';
+/** The workflow's type name: the exported function's name in workflows/deployment/workflow.ts. */
+export const DEPLOYMENT_WORKFLOW = 'deploymentWorkflow';
+
+/** One entity workflow per deployment, named by its record's ID: a retried create finds the same workflow. */
+export const deploymentWorkflowId = (deploymentId: string) => `deployment/${deploymentId}`;
+
+/** A release as the workflow remembers it: enough to roll back to it without reading the database. */
+export interface ReleaseRef {
+  revision: number;
+  /** The reference as deployed (shown in events) and the image ID that runs. */
+  image: string;
+  imageId: string;
+  /** It became ready once: "rollback to the last healthy release" picks among these. */
+  healthy: boolean;
+}
+
+/**
+ * What a deployment's workflow knows between commands, carried across continue-as-new. Plain JSON: it is the new
+ * run's input, so it is in history (no env value ever is).
+ */
+export interface EntityState {
+  status: DeploymentStatus;
+  /** The record's version the workflow last wrote. */
+  version: number;
+  /** The release that serves (running) or would serve once started (stopped); absent if none ever started. */
+  current?: ReleaseRef;
+  nextRevision: number;
+  replicas: number;
+  /** Newest first, at most `releasesKept`: their images are kept, so these are the rollback targets. */
+  releases: ReleaseRef[];
+  /**
+   * The first deploy ran code from before releases existed: it has no release record and no edge route, and its
+   * image ID is looked up when a command first needs it.
+   */
+  legacy?: boolean;
+  /** The edge route exists (a stable URL); routes are published by code from after the edge router came. */
+  routed?: boolean;
+  /** The last failure the record still shows (lastFailure or error), in the words the Temporal UI shows it. */
+  failure?: string;
+  /** The Temporal UI's current details of this deployment, set again by the run that resumes it. */
+  details?: string;
+}
 
 export interface DeploymentWorkflowInput {
   deploymentId: string;
@@ -72,25 +113,14 @@ export const COMMAND_REFUSED = 'CommandRefused';
 /** The `type` of the failure of an accepted command that could not be carried out (details[0]: CommandFailure). */
 export const COMMAND_FAILED = 'CommandFailed';
 
+/** Why an accepted command's release did not get to serve: lastFailure as the workflow sends it (no time yet). */
+export type CommandFailure = Omit<LastFailure, 'at'>;
+
 export interface CommandRefusal {
   command: CommandName;
   /** The status the command would have met, after the commands accepted before it. */
   status: DeploymentStatus;
   allowed: CommandName[];
-}
-
-/** Refuses `command` in `status` (or for `reason`), in words a caller can act on. */
-export function refuse(command: CommandName, status: DeploymentStatus, reason?: string): ApplicationFailure {
-  const allowed = [...ALLOWED_COMMANDS[status]];
-  const message =
-    reason ??
-    `The deployment is ${status}, so it cannot ${command}; a ${status} deployment accepts ${allowed.join(', ')}.`;
-  return ApplicationFailure.create({
-    type: COMMAND_REFUSED,
-    nonRetryable: true,
-    message,
-    details: [{ command, status, allowed } satisfies CommandRefusal],
-  });
 }
 
 export interface RedeployArgs {

@@ -1,9 +1,8 @@
 import { getExternalWorkflowHandle, proxyActivities } from '@temporalio/workflow';
 
-import type { Activities } from '../activities';
-import type { ReconcileCounts } from '../activities/reconcile';
-import { deploymentWorkflowId } from '../shared/constants';
-import { destroySignal } from './deployment/commands';
+import type { Activities } from '../../activities';
+import { deploymentWorkflowId, destroySignal } from '../../shared/contracts/deployment';
+import type { ReconcileReport } from '../../shared/contracts/reconcile';
 
 const { planReconcile, removeOrphans } = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
@@ -12,13 +11,6 @@ const { planReconcile, removeOrphans } = proxyActivities<Activities>({
 
 /** Signals per run, so one run's history stays small; the rest are found again by the next run. */
 const MAX_SIGNALS = 200;
-
-export interface ReconcileReport extends ReconcileCounts {
-  /** Records hidden for destroys an api left half done. */
-  hidden: number;
-  /** Deployment workflows told of their destroy (those still open). */
-  signalled: number;
-}
 
 /**
  * Run by the reconcile schedule: finishes half-done destroys, tells each destroyed deployment's workflow (one

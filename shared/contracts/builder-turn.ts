@@ -1,11 +1,12 @@
-import { AI_ERROR_CODES } from '../../shared/ai/errors';
-import type { ChatMessage } from '../../shared/ai/types';
-import type { FileEntry } from '../../shared/builder/types';
+import { AI_ERROR_CODES } from '../ai/errors';
+import type { ChatMessage } from '../ai/types';
+import type { FileEntry } from '../builder/types';
 
 /**
- * What the api needs to start a builder turn: its workflow's type name, ID and input, no workflow code
- * (docs/architecture.md, "Layers and where code goes"). The name is the exported function's name in workflow.ts, which
- * the worker registers.
+ * The builder turn workflow's contract: what the api needs to start a turn and read its end (type name, ID, input,
+ * result), and what the turn's activities share with it, no workflow code (docs/architecture.md, "Layers and where
+ * code goes"). The name is the exported function's name in workflows/builder-turn/workflow.ts, which the worker
+ * registers.
  */
 export const BUILDER_TURN_WORKFLOW = 'builderTurnWorkflow';
 

@@ -1,7 +1,13 @@
 import type { Client } from '@temporalio/client';
 
-import type { Config } from '../../shared/config';
-import { SANDBOX_WORKFLOW, type SandboxInput, sandboxWorkflowId, type SyncOutcome, syncUpdate } from './commands';
+import type { Config } from '../config';
+import {
+  SANDBOX_WORKFLOW,
+  type SandboxInput,
+  sandboxWorkflowId,
+  type SyncOutcome,
+  syncUpdate,
+} from '../contracts/sandbox';
 
 // Not workflow code: the api's sync route and the builder turn's activity call this with their Temporal client.
 

@@ -1,11 +1,13 @@
 /**
- * What the api (and the builder turn's activity) need to drive a session's sandbox workflow: its name, ID, input
- * and update, no workflow code (docs/architecture.md, "Layers and where code goes").
+ * The sandbox workflow's contract: what the api (and the builder turn's activity) need to drive a session's sandbox
+ * workflow (its name, ID, input and update), no workflow code (docs/architecture.md, "Layers and where code goes").
+ * The client call both make is shared/builder/sandbox-sync.ts.
  */
 import { defineUpdate } from '@temporalio/workflow';
 
-import type { SyncAction } from '../../shared/builder/sandbox-store';
+import type { SyncAction } from '../builder/sandbox-store';
 
+/** The exported function's name in workflows/sandbox/workflow.ts. */
 export const SANDBOX_WORKFLOW = 'sandboxWorkflow';
 
 /** One per session, named by the design (docs/architecture.md, "AI builder"). */

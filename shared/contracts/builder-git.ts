@@ -1,6 +1,10 @@
-import type { CheckpointRecord } from '../../shared/builder/types';
+import type { CheckpointRecord } from '../builder/types';
 
-/** What the api needs to run a builder session's Git operations: names, IDs and inputs, no workflow code. */
+/**
+ * The builder Git workflows' contract: what the api needs to run a builder session's Git operations (names, IDs,
+ * inputs, failure types), no workflow code. The names are the exported functions' names in
+ * workflows/builder-git/workflow.ts.
+ */
 export const BUILDER_GIT_PUSH_WORKFLOW = 'builderGitPushWorkflow';
 export const BUILDER_GIT_IMPORT_WORKFLOW = 'builderGitImportWorkflow';
 
@@ -12,10 +16,32 @@ export const builderGitImportWorkflowId = (importId: string) => `builder-git/imp
 export const GIT_REFUSED = 'git_refused';
 export const GIT_NON_FAST_FORWARD = 'git_non_fast_forward';
 
+export interface PushInput {
+  orgId: string;
+  sessionId: string;
+  checkpointId: string;
+  remoteUrl: string;
+  branch: string;
+  message: string;
+  tokenSecretId?: string;
+  force: boolean;
+  author: { name: string; email: string };
+}
+
+export interface PushResult {
+  commit: string;
+  pushed: boolean;
+}
+
+export interface GitImportInput {
+  orgId: string;
+  repoUrl: string;
+  branch?: string;
+  tokenSecretId?: string;
+}
+
 export interface GitImportResult {
   files: CheckpointRecord['files'];
   commit: string;
   branch: string | null;
 }
-
-export type { PushInput } from '../../activities/builder-git';

@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 
-import type { Activities } from '../activities';
-import type { SampleReport } from '../activities/metrics';
+import type { Activities } from '../../activities';
+import type { SampleReport, SweepReport } from '../../shared/contracts/metrics';
 
 // A sample missed is only a gap in a chart: retry briefly, never pile runs up behind a slow engine.
 const { sampleMetrics } = proxyActivities<Activities>({
@@ -19,6 +19,6 @@ export async function sampleMetricsWorkflow(): Promise<SampleReport> {
 }
 
 /** Run by the metrics-sweep schedule: deletes samples past METRICS_RETENTION_H. */
-export async function sweepMetricsWorkflow(): Promise<{ removed: number }> {
+export async function sweepMetricsWorkflow(): Promise<SweepReport> {
   return sweepMetrics();
 }

@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 
-import type { Activities } from '../activities';
+import type { Activities } from '../../activities';
 
 const { deleteExpiredUploads } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',

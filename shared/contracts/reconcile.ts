@@ -1,0 +1,33 @@
+/**
+ * The reconcile workflow's contract: its type name, its schedule's ID and its report, no workflow code
+ * (docs/architecture.md, "Layers and where code goes"). The name is the exported function's name in
+ * workflows/reconcile/workflow.ts, which the worker registers.
+ */
+export const RECONCILE_WORKFLOW = 'reconcileWorkflow';
+
+/** One schedule per task queue: each instance judges only its own objects. */
+export const reconcileScheduleId = (taskQueue: string) => `reconcile/${taskQueue}`;
+
+export interface ReconcileRemoval {
+  kind: 'container' | 'image' | 'network';
+  id: string;
+  name: string;
+  deploymentId?: string;
+  reason: 'destroyed' | 'unknown' | 'unused';
+}
+
+/** What one run removed from the engine. */
+export interface ReconcileCounts {
+  containers: number;
+  images: number;
+  networks: number;
+  /** What was removed, the first 100 (the counts are complete). */
+  removed: ReconcileRemoval[];
+}
+
+export interface ReconcileReport extends ReconcileCounts {
+  /** Records hidden for destroys an api left half done. */
+  hidden: number;
+  /** Deployment workflows told of their destroy (those still open). */
+  signalled: number;
+}
