@@ -17,16 +17,17 @@ import type { SalesStore } from '../shared/sales/store';
 import { createEnvSealer } from '../shared/secrets/deployment-env';
 import type { Vault } from '../shared/secrets/vault';
 import type { UploadStore } from '../shared/uploads/store';
-import { type BuildDeps, createBuildActivities } from './build';
-import { builderActivitiesFrom } from './builder-compose';
-import { createDeploymentActivities } from './deployments';
+import { createBuilderGitActivities } from './builder-git';
+import { createBuilderTurnActivities } from './builder-turn';
+import { sandboxTurnHook } from './builder-turn/sandbox-hook';
+import { createDeploymentActivities } from './deployment';
+import type { BuildDeps } from './deployment/build';
 import { createMetricsActivities } from './metrics';
 import { createEngineLocal, type EngineLocalDeps } from './providers/engine-local';
 import { createReconcileActivities } from './reconcile';
-import { builderGitActivitiesFrom, sandboxActivitiesFrom, sandboxTurnHook } from './sandbox-compose';
-import { createUploadActivities } from './uploads';
-import { createOutboxActivities } from './webhook-outbox';
-import { createWebhookActivities } from './webhooks';
+import { createSandboxActivities } from './sandbox';
+import { createUploadExpiryActivities } from './upload-expiry';
+import { createWebhookDeliveryActivities } from './webhook-delivery';
 
 export interface ActivityDeps {
   store: DeploymentStore;
@@ -69,7 +70,10 @@ export interface ActivityDeps {
     >;
 }
 
-/** Every activity the worker registers, built from its dependencies. */
+/**
+ * Every activity the worker registers, built from its dependencies: one group per workflow (activities/<workflow>/,
+ * as workflows/<workflow>/), each proxied by its own workflow under the group's type.
+ */
 export function createActivities(deps: ActivityDeps) {
   const instance = instanceId(deps.config);
   const engine = createEngineLocal({ ...deps.engine, instance });
@@ -84,9 +88,18 @@ export function createActivities(deps: ActivityDeps) {
       store: announcingStatus(deps.store, feed),
       releases: deps.store.releases,
       engine,
-      provider: engine,
       env,
       edge: { router: edgeRouterFromConfig(deps.config), ...edgeAddressing(deps.config) },
+      build: {
+        docker: deps.engine.docker,
+        instance,
+        s3: deps.s3,
+        uploads: deps.uploads,
+        vault: deps.vault,
+        logs,
+        config: deps.config,
+        ...(deps.redis ? { redis: deps.redis } : {}),
+      },
     }),
     ...createReconcileActivities({
       docker: deps.engine.docker,
@@ -102,18 +115,8 @@ export function createActivities(deps: ActivityDeps) {
       instance,
       retentionH: deps.config.METRICS_RETENTION_H,
     }),
-    ...createBuildActivities({
-      docker: deps.engine.docker,
-      instance,
-      s3: deps.s3,
-      uploads: deps.uploads,
-      vault: deps.vault,
-      logs,
-      config: deps.config,
-      ...(deps.redis ? { redis: deps.redis } : {}),
-    }),
     ...(deps.db
-      ? builderActivitiesFrom({
+      ? createBuilderTurnActivities({
           db: deps.db,
           s3: deps.s3,
           config: deps.config,
@@ -121,9 +124,9 @@ export function createActivities(deps: ActivityDeps) {
           onCheckpoint: sandboxTurnHook({ db: deps.db, config: deps.config }),
         })
       : {}),
-    // The builder's live previews (workflows/sandbox): containers like deployments', with the engine's addressing.
+    // The builder's live previews: containers like deployments', with the engine's addressing.
     ...(deps.db
-      ? sandboxActivitiesFrom({
+      ? createSandboxActivities({
           docker: deps.engine.docker,
           db: deps.db,
           s3: deps.s3,
@@ -132,15 +135,13 @@ export function createActivities(deps: ActivityDeps) {
           config: deps.config,
         })
       : {}),
-    ...(deps.db ? builderGitActivitiesFrom({ db: deps.db, s3: deps.s3, vault: deps.vault, config: deps.config }) : {}),
-    ...createUploadActivities({ store: deps.uploads, s3: deps.s3, bucket: deps.config.S3_BUCKET }),
-    ...createWebhookActivities({ store: deps.sales, allowPrivateTargets: deps.allowPrivateWebhookTargets }),
-    ...createOutboxActivities({ store: deps.sales }),
-    ensureImage: engine.ensureImage.bind(engine),
-    waitReady: engine.waitReady.bind(engine),
-    stopDeployment: engine.stopDeployment.bind(engine),
-    removeDeployment: engine.removeDeployment.bind(engine),
+    ...(deps.db
+      ? createBuilderGitActivities({ db: deps.db, s3: deps.s3, vault: deps.vault, config: deps.config })
+      : {}),
+    ...createUploadExpiryActivities({ store: deps.uploads, s3: deps.s3, bucket: deps.config.S3_BUCKET }),
+    ...createWebhookDeliveryActivities({ store: deps.sales, allowPrivateTargets: deps.allowPrivateWebhookTargets }),
   };
 }
 
+/** The union of every group: what the worker registers (each workflow proxies only its own group). */
 export type Activities = ReturnType<typeof createActivities>;

@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { type AttemptInput, createWebhookActivities, type SendResult } from '../../activities/webhooks';
+import {
+  type AttemptInput,
+  createAttemptActivities,
+  type SendResult,
+} from '../../activities/webhook-delivery/attempts';
 import { connectMongo, type Database } from '../../shared/db/mongo';
 import type { LookupAll } from '../../shared/net-guard';
 import { createSalesStore, type SalesStore } from '../../shared/sales/store';
@@ -76,7 +80,7 @@ describe('webhook delivery connects where the guard looked, and reads a bounded 
     let lookups = 0;
     const rebinding: LookupAll = async () => [{ address: lookups++ === 0 ? '127.0.0.1' : '127.0.0.2', family: 4 }];
     // Private targets are allowed here only so that the checked address can be a receiver we run ourselves.
-    const { sendAttempt } = createWebhookActivities({ store, allowPrivateTargets: true, lookup: rebinding });
+    const { sendAttempt } = createAttemptActivities({ store, allowPrivateTargets: true, lookup: rebinding });
 
     const eventId = await eventFor(`http://rebind.test:${checked.port}/hook`);
     const r = sent(await sendAttempt(attempt(eventId)));
@@ -94,7 +98,7 @@ describe('webhook delivery connects where the guard looked, and reads a bounded 
       { address: '8.8.8.8', family: 4 },
       { address: '127.0.0.1', family: 4 },
     ];
-    const { sendAttempt } = createWebhookActivities({ store, allowPrivateTargets: false, lookup: split });
+    const { sendAttempt } = createAttemptActivities({ store, allowPrivateTargets: false, lookup: split });
     const r = sent(await sendAttempt(attempt(await eventFor(`http://split.test:${inside.port}/hook`))));
     expect(r.attempt).toMatchObject({
       errorClass: 'blocked',
@@ -109,11 +113,11 @@ describe('webhook delivery connects where the guard looked, and reads a bounded 
       { address: '127.0.0.1', family: 4 },
       { address: '169.254.169.254', family: 4 },
     ];
-    const { sendAttempt } = createWebhookActivities({ store, allowPrivateTargets: true, lookup: withMetadata });
+    const { sendAttempt } = createAttemptActivities({ store, allowPrivateTargets: true, lookup: withMetadata });
     const r = sent(await sendAttempt(attempt(await eventFor(`http://meta.test:${inside.port}/hook`))));
     expect(r.attempt).toMatchObject({ errorClass: 'blocked', error: expect.stringMatching(/169\.254\.169\.254/) });
     expect(inside.hits).toHaveLength(0);
-    const direct = createWebhookActivities({ store, allowPrivateTargets: true });
+    const direct = createAttemptActivities({ store, allowPrivateTargets: true });
     for (const url of [
       'http://169.254.169.254/latest/meta-data/',
       'http://[fd00:ec2::254]/',
@@ -125,7 +129,7 @@ describe('webhook delivery connects where the guard looked, and reads a bounded 
   });
 
   it('refuses the IPv4-compatible and documentation spellings of an address', async () => {
-    const { sendAttempt } = createWebhookActivities({ store, allowPrivateTargets: false });
+    const { sendAttempt } = createAttemptActivities({ store, allowPrivateTargets: false });
     for (const url of ['http://[::127.0.0.1]:9/hook', 'http://203.0.113.7/hook', 'http://[::ffff:7f00:1]:9/hook']) {
       const r = sent(await sendAttempt(attempt(await eventFor(url))));
       expect(r.attempt.errorClass).toBe('blocked');
@@ -144,7 +148,7 @@ describe('webhook delivery connects where the guard looked, and reads a bounded 
       res.on('close', () => (closed = true));
       pump();
     });
-    const { sendAttempt } = createWebhookActivities({ store, allowPrivateTargets: true });
+    const { sendAttempt } = createAttemptActivities({ store, allowPrivateTargets: true });
     const r = sent(await sendAttempt(attempt(await eventFor(`http://127.0.0.1:${endless.port}/hook`))));
     expect(r.outcome).toBe('delivered');
     expect(r.attempt.responseBody).toHaveLength(4096);
@@ -159,7 +163,7 @@ describe('webhook delivery connects where the guard looked, and reads a bounded 
       res.write('first bytes;');
       // Then nothing more, ever: the read must stop at the deadline, not wait for an end.
     });
-    const { sendAttempt } = createWebhookActivities({ store, allowPrivateTargets: true });
+    const { sendAttempt } = createAttemptActivities({ store, allowPrivateTargets: true });
     const r = sent(await sendAttempt(attempt(await eventFor(`http://127.0.0.1:${trickle.port}/hook`))));
     expect(r.outcome).toBe('delivered');
     expect(r.attempt.responseBody).toBe('first bytes;');

@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 
-import type { BuilderActivities } from '../../activities/builder';
+import type { BuilderTurnActivities } from '../../activities/builder-turn';
 import {
   TURN_ERROR_CODES,
   type TurnChanges,
@@ -13,14 +13,14 @@ import {
 /** Tool rounds in one turn: a model that keeps calling tools is stopped here and the turn ends with what it did. */
 const MAX_STEPS = 12;
 
-const { beginTurn, finishTurn } = proxyActivities<BuilderActivities>({
+const { beginTurn, finishTurn } = proxyActivities<BuilderTurnActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 10 },
 });
 
 // One attempt: the adapter already retried rate limits and outages before the first event, and a retry after
 // streaming would show the text twice. Heartbeats (one per event) notice a worker that died mid-answer.
-const { modelStep } = proxyActivities<BuilderActivities>({
+const { modelStep } = proxyActivities<BuilderTurnActivities>({
   startToCloseTimeout: '15 minutes',
   heartbeatTimeout: '3 minutes',
   retry: { maximumAttempts: 1 },

@@ -1,11 +1,11 @@
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 
-import type { Activities } from '../../activities';
+import type { DeploymentActivities } from '../../activities/deployment';
 
 /** Timeouts and retries of the deployment workflow's activities, declared once. */
 
 /** MongoDB writes are quick. */
-export const { recordStatus, createRelease, setReleaseStatus } = proxyActivities<Activities>({
+export const { recordStatus, createRelease, setReleaseStatus } = proxyActivities<DeploymentActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { maximumInterval: '10 seconds' },
 });
@@ -29,19 +29,19 @@ export const {
   pruneImages,
   diagnoseInstance,
   routeTraffic,
-} = proxyActivities<Activities>(engineActivity);
+} = proxyActivities<DeploymentActivities>(engineActivity);
 
 /**
  * A destroy cancels the start, and the engine may still be creating the container when it does: the deploy waits
  * until the activity has really ended, so the removal that follows sees whatever it created.
  */
-export const { startContainer, startInstance } = proxyActivities<Activities>({
+export const { startContainer, startInstance } = proxyActivities<DeploymentActivities>({
   ...engineActivity,
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
 
 // The readiness poll heartbeats every 250 ms; a worker that dies mid-wait is noticed within 10 s.
-export const { waitReady, waitInstanceReady } = proxyActivities<Activities>({
+export const { waitReady, waitInstanceReady } = proxyActivities<DeploymentActivities>({
   startToCloseTimeout: '1 hour',
   heartbeatTimeout: '10 seconds',
   retry: { maximumAttempts: 3 },
@@ -52,7 +52,7 @@ export const { waitReady, waitInstanceReady } = proxyActivities<Activities>({
  * has really stopped (git killed, engine build aborted, scratch space removed) before removing anything.
  */
 export const builder = (timeoutS: number) =>
-  proxyActivities<Activities>({
+  proxyActivities<DeploymentActivities>({
     startToCloseTimeout: `${timeoutS + 120} seconds`,
     heartbeatTimeout: '30 seconds',
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,

@@ -1,4 +1,4 @@
-import type { RecordChange } from '../../activities/deployments';
+import type { RecordChange } from '../../activities/deployment/releases';
 import type { DeploymentWorkflowInput, EntityState } from '../../shared/contracts/deployment';
 import type { DeploymentStatus } from '../../shared/deployments/types';
 

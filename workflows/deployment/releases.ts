@@ -1,6 +1,6 @@
 import { CancellationScope, isCancellation, patched, sleep } from '@temporalio/workflow';
 
-import type { EnvSource } from '../../activities/deployments';
+import type { EnvSource } from '../../activities/deployment/releases';
 import type { Instance } from '../../activities/providers/provider';
 import type { ReleaseRef } from '../../shared/contracts/deployment';
 import type { ReleaseTrigger } from '../../shared/deployments/releases-store';

@@ -1,14 +1,14 @@
 import { proxyActivities } from '@temporalio/workflow';
 
-import type { Activities } from '../../activities';
+import type { MetricsActivities } from '../../activities/metrics';
 import type { SampleReport, SweepReport } from '../../shared/contracts/metrics';
 
 // A sample missed is only a gap in a chart: retry briefly, never pile runs up behind a slow engine.
-const { sampleMetrics } = proxyActivities<Activities>({
+const { sampleMetrics } = proxyActivities<MetricsActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 2 },
 });
-const { sweepMetrics } = proxyActivities<Activities>({
+const { sweepMetrics } = proxyActivities<MetricsActivities>({
   startToCloseTimeout: '5 minutes',
   retry: { maximumInterval: '1 minute', maximumAttempts: 5 },
 });

@@ -1,10 +1,10 @@
 import { getExternalWorkflowHandle, proxyActivities } from '@temporalio/workflow';
 
-import type { Activities } from '../../activities';
+import type { ReconcileActivities } from '../../activities/reconcile';
 import { deploymentWorkflowId, destroySignal } from '../../shared/contracts/deployment';
 import type { ReconcileReport } from '../../shared/contracts/reconcile';
 
-const { planReconcile, removeOrphans } = proxyActivities<Activities>({
+const { planReconcile, removeOrphans } = proxyActivities<ReconcileActivities>({
   startToCloseTimeout: '10 minutes',
   retry: { maximumInterval: '1 minute', maximumAttempts: 5 },
 });

@@ -1,8 +1,8 @@
 import { proxyActivities } from '@temporalio/workflow';
 
-import type { Activities } from '../../activities';
+import type { UploadExpiryActivities } from '../../activities/upload-expiry';
 
-const { deleteExpiredUploads } = proxyActivities<Activities>({
+const { deleteExpiredUploads } = proxyActivities<UploadExpiryActivities>({
   startToCloseTimeout: '5 minutes',
   retry: { maximumInterval: '1 minute' },
 });

@@ -8,8 +8,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 
-import type { OutboxActivities } from '../../activities/webhook-outbox';
-import type { AttemptInput, AttemptResult, WebhookActivities } from '../../activities/webhooks';
+import type { WebhookDeliveryActivities } from '../../activities/webhook-delivery';
+import type { AttemptInput, AttemptResult } from '../../activities/webhook-delivery/attempts';
 import {
   type OutboxSweepInput,
   type OutboxSweepReport,
@@ -21,12 +21,12 @@ import {
 // No maximumAttempts: an activity fails only when MongoDB cannot be read or written (HTTP failures are results),
 // and a delivery must outlive an outage of any length rather than give up on the event.
 const untilTheDatabaseAnswers = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' };
-const { sendAttempt, recordAttempt } = proxyActivities<WebhookActivities>({
+const { sendAttempt, recordAttempt } = proxyActivities<WebhookDeliveryActivities>({
   // One HTTP attempt takes at most 8 s; the rest is reading the event (MongoDB's server selection gives up in 5 s).
   startToCloseTimeout: '1 minute',
   retry: untilTheDatabaseAnswers,
 });
-const { readOutbox } = proxyActivities<OutboxActivities>({
+const { readOutbox } = proxyActivities<WebhookDeliveryActivities>({
   startToCloseTimeout: '2 minutes',
   retry: untilTheDatabaseAnswers,
 });

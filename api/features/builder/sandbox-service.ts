@@ -22,7 +22,7 @@ import type { Principal } from '../../../shared/identity/service';
 import { PLAN_POLICIES } from '../../../shared/plans';
 import type { BuilderService } from './service';
 
-/** The runtime's port when the request names none (the sandbox activities' defaults, activities/sandbox-engine.ts). */
+/** The runtime's port when the request names none (the sandbox activities' defaults, activities/sandbox/engine.ts). */
 const DEFAULT_PORTS: Record<SandboxRuntime, number> = { node: 3000, static: 8080, python: 8000 };
 
 /**

@@ -1,18 +1,18 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 
-import type { AiClient } from '../shared/ai/client';
-import { AiProviderError } from '../shared/ai/errors';
-import type { ChatMessage } from '../shared/ai/types';
-import type { AiProviders } from '../shared/ai-providers/providers';
-import { type BlobStore, checkManifest, fromManifest, sameManifest, toManifest } from '../shared/builder/files';
-import { derivedUuid, type TurnFeed } from '../shared/builder/ids';
-import type { BuilderStore } from '../shared/builder/store';
-import type { CheckpointRecord, Manifest, TurnEventType } from '../shared/builder/types';
-import type { TurnChanges, TurnError, TurnInput, TurnResult } from '../shared/contracts/builder-turn';
-import { AppError } from '../shared/errors';
-import { runTools, TOOLS } from './builder-tools';
+import type { AiClient } from '../../shared/ai/client';
+import { AiProviderError } from '../../shared/ai/errors';
+import type { ChatMessage } from '../../shared/ai/types';
+import type { AiProviders } from '../../shared/ai-providers/providers';
+import { type BlobStore, checkManifest, fromManifest, sameManifest, toManifest } from '../../shared/builder/files';
+import { derivedUuid, type TurnFeed } from '../../shared/builder/ids';
+import type { BuilderStore } from '../../shared/builder/store';
+import type { CheckpointRecord, Manifest, TurnEventType } from '../../shared/builder/types';
+import type { TurnChanges, TurnError, TurnInput, TurnResult } from '../../shared/contracts/builder-turn';
+import { AppError } from '../../shared/errors';
+import { runTools, TOOLS } from './tools';
 
-export interface BuilderActivityDeps {
+export interface TurnActivityDeps {
   store: BuilderStore;
   blobs: BlobStore;
   aiProviders: Pick<AiProviders, 'credentials'>;
@@ -63,7 +63,7 @@ function system(files: Manifest): string {
 }
 
 /** The model steps and the ends of a builder turn (workflows/builder-turn), built from their dependencies. */
-export function createBuilderActivities(deps: BuilderActivityDeps) {
+export function createTurnActivities(deps: TurnActivityDeps) {
   const { store } = deps;
 
   function emitter(turn: TurnInput) {
@@ -277,5 +277,3 @@ export function createBuilderActivities(deps: BuilderActivityDeps) {
     },
   };
 }
-
-export type BuilderActivities = ReturnType<typeof createBuilderActivities>;

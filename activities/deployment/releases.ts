@@ -2,23 +2,23 @@ import { createHmac } from 'node:crypto';
 
 import { ApplicationFailure } from '@temporalio/common';
 
-import { secretsKeyBytes } from '../shared/config';
-import type { LogStore } from '../shared/deployments/logs-store';
+import { secretsKeyBytes } from '../../shared/config';
+import type { LogStore } from '../../shared/deployments/logs-store';
 import {
   releaseId,
   type ReleaseRecord,
   type ReleaseStatus,
   type ReleaseStore,
   type ReleaseTrigger,
-} from '../shared/deployments/releases-store';
-import type { DeploymentStore, StatusChange } from '../shared/deployments/store';
-import { type DeploymentRecord, envNamesOf, type LastFailure } from '../shared/deployments/types';
-import { EdgeHostTakenError, type EdgeRouter } from '../shared/edge/router';
-import { deploymentHost, deploymentUrl, EdgeInputError } from '../shared/edge/routes';
-import type { Sealed } from '../shared/secrets/box';
-import type { EnvSealer } from '../shared/secrets/deployment-env';
-import type { ContainerSpec, EngineLocal, StartedContainer } from './providers/engine-local';
-import type { DeploymentProvider, InstanceSpec } from './providers/provider';
+} from '../../shared/deployments/releases-store';
+import type { DeploymentStore, StatusChange } from '../../shared/deployments/store';
+import { type DeploymentRecord, envNamesOf, type LastFailure } from '../../shared/deployments/types';
+import { EdgeHostTakenError, type EdgeRouter } from '../../shared/edge/router';
+import { deploymentHost, deploymentUrl, EdgeInputError } from '../../shared/edge/routes';
+import type { Sealed } from '../../shared/secrets/box';
+import type { EnvSealer } from '../../shared/secrets/deployment-env';
+import type { ContainerSpec, EngineLocal, StartedContainer } from '../providers/engine-local';
+import type { DeploymentProvider, InstanceSpec } from '../providers/provider';
 
 /** What the workflow sends to start a container: env names stay in the record, values never enter history. */
 export type StartSpec = Omit<ContainerSpec, 'envVars'> & {
@@ -68,20 +68,7 @@ export type RecordChange = Omit<StatusChange, 'lastFailure'> & {
 const unknownDeployment = (id: string) =>
   ApplicationFailure.nonRetryable(`deployment ${id} has no record`, 'DeploymentUnknown');
 
-/**
- * MongoDB writes of the deployment workflow (status, releases), and the instance starts that read the sealed env
- * values themselves: the workflow only ever names a release, the activity opens its values.
- */
-export function createDeploymentActivities({
-  store,
-  releases,
-  logs,
-  engine,
-  provider,
-  env,
-  config,
-  edge,
-}: {
+export interface ReleaseActivityDeps {
   store: Pick<DeploymentStore, 'recordStatus' | 'findAny'>;
   releases: Pick<ReleaseStore, 'insert' | 'get' | 'setStatus' | 'getEnvSet'>;
   logs: Pick<LogStore, 'append'>;
@@ -91,7 +78,22 @@ export function createDeploymentActivities({
   config: { SECRETS_KEY?: string | undefined };
   /** Absent until an edge router is configured: a deployment's url is then its first instance's own address. */
   edge?: EdgeDeps;
-}) {
+}
+
+/**
+ * MongoDB writes of the deployment workflow (status, releases), and the instance starts that read the sealed env
+ * values themselves: the workflow only ever names a release, the activity opens its values.
+ */
+export function createReleaseActivities({
+  store,
+  releases,
+  logs,
+  engine,
+  provider,
+  env,
+  config,
+  edge,
+}: ReleaseActivityDeps) {
   const hashKey = (config.SECRETS_KEY && secretsKeyBytes(config.SECRETS_KEY)) || Buffer.from('slipway-config-hash');
 
   async function record(deploymentId: string): Promise<DeploymentRecord> {

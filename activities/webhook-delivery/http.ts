@@ -2,7 +2,7 @@ import type { LookupFunction } from 'node:net';
 
 import { Agent, request } from 'undici';
 
-import type { ResolvedTarget } from '../shared/net-guard';
+import type { ResolvedTarget } from '../../shared/net-guard';
 
 /** The receiver must answer 2xx within this (spec, "Delivery"); reading what it says counts against it too. */
 export const RECEIVER_TIMEOUT_MS = 8000;

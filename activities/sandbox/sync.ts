@@ -2,8 +2,8 @@ import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import type Docker from 'dockerode';
 import { request } from 'undici';
 
-import type { BlobStore } from '../shared/builder/files';
-import { toManifest } from '../shared/builder/files';
+import type { BlobStore } from '../../shared/builder/files';
+import { toManifest } from '../../shared/builder/files';
 import {
   previewHost,
   previewRouteKey,
@@ -11,19 +11,19 @@ import {
   type SandboxRecord,
   type SandboxStore,
   type SyncAction,
-} from '../shared/builder/sandbox-store';
-import type { BuilderStore } from '../shared/builder/store';
-import type { Manifest } from '../shared/builder/types';
-import type { Config } from '../shared/config';
-import type { SyncOutcome } from '../shared/contracts/sandbox';
-import type { EdgeRouter } from '../shared/edge';
-import { httpProbe } from '../shared/engine/probe';
-import { createEngineImages } from './providers/engine-images';
-import { publishedPort, upstreamOf } from './providers/engine-instances';
-import { createOrgNetworks } from './providers/engine-network';
-import { containerName, createSandboxEngine, RUNTIMES } from './sandbox-engine';
+} from '../../shared/builder/sandbox-store';
+import type { BuilderStore } from '../../shared/builder/store';
+import type { Manifest } from '../../shared/builder/types';
+import type { Config } from '../../shared/config';
+import type { SyncOutcome } from '../../shared/contracts/sandbox';
+import type { EdgeRouter } from '../../shared/edge';
+import { httpProbe } from '../../shared/engine/probe';
+import { createEngineImages } from '../providers/engine-images';
+import { publishedPort, upstreamOf } from '../providers/engine-instances';
+import { createOrgNetworks } from '../providers/engine-network';
+import { containerName, createSandboxEngine, RUNTIMES } from './engine';
 
-export interface SandboxActivityDeps {
+export interface SyncActivityDeps {
   docker: Docker;
   instance: string;
   sandboxes: SandboxStore;
@@ -52,8 +52,6 @@ export interface ApplyInput {
   checkpointId: string | null;
 }
 
-export type { SyncOutcome };
-
 /** A sync that cannot succeed by trying again: said in words for the session's response. */
 class SyncRefused extends Error {}
 
@@ -65,7 +63,7 @@ const READ_CONCURRENCY = 16;
  * changed files when the container is the one that holds the last applied files, a new container and every file
  * otherwise — then probe the preview, and stop an idle one.
  */
-export function createSandboxActivities(deps: SandboxActivityDeps) {
+export function createSyncActivities(deps: SyncActivityDeps) {
   const { docker, config } = deps;
   const engine = createSandboxEngine({ docker, instance: deps.instance, bindIp: deps.engine.bindIp });
   const images = createEngineImages({ docker, allowPrivateRegistries: false });
@@ -288,5 +286,3 @@ export function createSandboxActivities(deps: SandboxActivityDeps) {
     },
   };
 }
-
-export type SandboxActivities = ReturnType<typeof createSandboxActivities>;

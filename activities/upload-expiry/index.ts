@@ -1,9 +1,9 @@
 import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 
-import type { UploadStore } from '../shared/uploads/store';
+import type { UploadStore } from '../../shared/uploads/store';
 
 /** Deletes expired uploads, archive first and record second, so a crash in between only repeats the delete. */
-export function createUploadActivities(deps: { store: UploadStore; s3: S3Client; bucket: string }) {
+export function createUploadExpiryActivities(deps: { store: UploadStore; s3: S3Client; bucket: string }) {
   return {
     async deleteExpiredUploads(input: { batch: number }): Promise<{ deleted: number; more: boolean }> {
       const expired = await deps.store.expired(new Date(), input.batch);
@@ -15,3 +15,5 @@ export function createUploadActivities(deps: { store: UploadStore; s3: S3Client;
     },
   };
 }
+
+export type UploadExpiryActivities = ReturnType<typeof createUploadExpiryActivities>;

@@ -1,10 +1,10 @@
 import { log } from '@temporalio/activity';
 import type Docker from 'dockerode';
 
-import { LABELS } from '../shared/constants';
-import type { ReconcileCounts, ReconcileRemoval } from '../shared/contracts/reconcile';
-import type { DeploymentStore } from '../shared/deployments/store';
-import type { EnvSealer } from '../shared/secrets/deployment-env';
+import { LABELS } from '../../shared/constants';
+import type { ReconcileCounts, ReconcileRemoval } from '../../shared/contracts/reconcile';
+import type { DeploymentStore } from '../../shared/deployments/store';
+import type { EnvSealer } from '../../shared/secrets/deployment-env';
 
 /** Destroy intents this old or younger are checked on every sweep; an unfinished one is found within a sweep. */
 const INTENT_WINDOW_MS = 24 * 3600 * 1000;
@@ -153,3 +153,5 @@ export function createReconcileActivities(deps: {
     },
   };
 }
+
+export type ReconcileActivities = ReturnType<typeof createReconcileActivities>;

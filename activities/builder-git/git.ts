@@ -5,12 +5,12 @@ import path from 'node:path';
 
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 
-import { cloneCheckout, cloneRepository } from '../shared/build/git';
-import { type BlobStore, pathProblem } from '../shared/builder/files';
-import type { GitBindingStore } from '../shared/builder/git-store';
-import type { BuilderStore } from '../shared/builder/store';
-import { BUILDER_LIMITS, type CheckpointRecord } from '../shared/builder/types';
-import type { Config } from '../shared/config';
+import { cloneCheckout, cloneRepository } from '../../shared/build/git';
+import { type BlobStore, pathProblem } from '../../shared/builder/files';
+import type { GitBindingStore } from '../../shared/builder/git-store';
+import type { BuilderStore } from '../../shared/builder/store';
+import { BUILDER_LIMITS, type CheckpointRecord } from '../../shared/builder/types';
+import type { Config } from '../../shared/config';
 import {
   GIT_NON_FAST_FORWARD,
   GIT_REFUSED,
@@ -18,11 +18,11 @@ import {
   type GitImportResult,
   type PushInput,
   type PushResult,
-} from '../shared/contracts/builder-git';
-import { OutboundTargetError, resolveTarget } from '../shared/net-guard';
-import { GitSecretRefusedError, type Vault } from '../shared/secrets/vault';
+} from '../../shared/contracts/builder-git';
+import { OutboundTargetError, resolveTarget } from '../../shared/net-guard';
+import { GitSecretRefusedError, type Vault } from '../../shared/secrets/vault';
 
-export interface BuilderGitDeps {
+export interface GitActivityDeps {
   store: Pick<BuilderStore, 'getCheckpoint'>;
   blobs: Pick<BlobStore, 'get' | 'put'>;
   bindings: GitBindingStore;
@@ -37,7 +37,7 @@ const refused = (message: string) => ApplicationFailure.create({ type: GIT_REFUS
  * first files. Run by the worker only, with the source deploys' rules: the host checked against private networks
  * and pinned (DNS rebinding), no redirects, no local transports, the token in git's environment and never printed.
  */
-export function createBuilderGitActivities(deps: BuilderGitDeps) {
+export function createGitActivities(deps: GitActivityDeps) {
   const { config } = deps;
 
   async function token(orgId: string, id: string | undefined, url: string): Promise<string | undefined> {
@@ -265,5 +265,3 @@ export function createBuilderGitActivities(deps: BuilderGitDeps) {
     return { commit, pushed };
   }
 }
-
-export type BuilderGitActivities = ReturnType<typeof createBuilderGitActivities>;

@@ -1,11 +1,11 @@
 import { ApplicationFailure } from '@temporalio/common';
 
-import { type LookupAll, OutboundTargetError, resolveTarget } from '../shared/net-guard';
-import { signSalesBody, standardWebhookSignature } from '../shared/sales/signature';
-import type { AttemptRecord, DeliveryStatus, EventRecord, SalesStore } from '../shared/sales/store';
-import { postPinned, RECEIVER_TIMEOUT_MS } from './webhook-http';
+import { type LookupAll, OutboundTargetError, resolveTarget } from '../../shared/net-guard';
+import { signSalesBody, standardWebhookSignature } from '../../shared/sales/signature';
+import type { AttemptRecord, DeliveryStatus, EventRecord, SalesStore } from '../../shared/sales/store';
+import { postPinned, RECEIVER_TIMEOUT_MS } from './http';
 
-export { RECEIVER_TIMEOUT_MS } from './webhook-http';
+export { RECEIVER_TIMEOUT_MS } from './http';
 
 export interface AttemptInput {
   eventId: string;
@@ -68,7 +68,7 @@ function classify(err: unknown): { errorClass: AttemptRecord['errorClass']; erro
  * (writes what happened). The workflow holds the outcome between them, so a MongoDB outage after a send is waited
  * out by recordAttempt's retries instead of sending the event again.
  */
-export function createWebhookActivities(deps: { store: SalesStore; allowPrivateTargets: boolean; lookup?: LookupAll }) {
+export function createAttemptActivities(deps: { store: SalesStore; allowPrivateTargets: boolean; lookup?: LookupAll }) {
   const { store } = deps;
 
   async function loadEvent(eventId: string): Promise<EventRecord> {
@@ -196,4 +196,4 @@ export function createWebhookActivities(deps: { store: SalesStore; allowPrivateT
   };
 }
 
-export type WebhookActivities = ReturnType<typeof createWebhookActivities>;
+export type AttemptActivities = ReturnType<typeof createAttemptActivities>;
