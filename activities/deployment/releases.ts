@@ -17,14 +17,7 @@ import { EdgeHostTakenError, type EdgeRouter } from '../../shared/edge/router';
 import { deploymentHost, deploymentUrl, EdgeInputError } from '../../shared/edge/routes';
 import type { Sealed } from '../../shared/secrets/box';
 import type { EnvSealer } from '../../shared/secrets/deployment-env';
-import type { ContainerSpec, EngineLocal, StartedContainer } from '../providers/engine-local';
 import type { DeploymentProvider, InstanceSpec } from '../providers/provider';
-
-/** What the workflow sends to start a container: env names stay in the record, values never enter history. */
-export type StartSpec = Omit<ContainerSpec, 'envVars'> & {
-  /** Only from workflows started before values were passed by reference. */
-  envVars?: Record<string, string>;
-};
 
 /** Where a new release's environment comes from: never the values themselves, only where they are sealed. */
 export type EnvSource =
@@ -72,7 +65,6 @@ export interface ReleaseActivityDeps {
   store: Pick<DeploymentStore, 'recordStatus' | 'findAny'>;
   releases: Pick<ReleaseStore, 'insert' | 'get' | 'setStatus' | 'getEnvSet'>;
   logs: Pick<LogStore, 'append'>;
-  engine: Pick<EngineLocal, 'startContainer' | 'ensureNetwork'>;
   provider: DeploymentProvider;
   env: Pick<EnvSealer, 'open' | 'seal'>;
   config: { SECRETS_KEY?: string | undefined };
@@ -84,16 +76,7 @@ export interface ReleaseActivityDeps {
  * MongoDB writes of the deployment workflow (status, releases), and the instance starts that read the sealed env
  * values themselves: the workflow only ever names a release, the activity opens its values.
  */
-export function createReleaseActivities({
-  store,
-  releases,
-  logs,
-  engine,
-  provider,
-  env,
-  config,
-  edge,
-}: ReleaseActivityDeps) {
+export function createReleaseActivities({ store, releases, logs, provider, env, config, edge }: ReleaseActivityDeps) {
   const hashKey = (config.SECRETS_KEY && secretsKeyBytes(config.SECRETS_KEY)) || Buffer.from('slipway-config-hash');
 
   async function record(deploymentId: string): Promise<DeploymentRecord> {
@@ -154,11 +137,6 @@ export function createReleaseActivities({
     },
     async appendLog(input: { deploymentId: string; stream: 'build' | 'system'; messages: string[] }): Promise<void> {
       await logs.append(input.deploymentId, input.stream, input.messages);
-    },
-    /** Idempotent on the container name (the engine's), so a retried attempt reuses what an earlier one made. */
-    async startContainer(spec: StartSpec): Promise<StartedContainer> {
-      const envVars = spec.envVars ?? env.open(await record(spec.deploymentId));
-      return engine.startContainer({ ...spec, envVars });
     },
 
     /** Inserts the release (idempotent on its revision); returns what the workflow remembers of it. */

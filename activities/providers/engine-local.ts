@@ -14,7 +14,10 @@ import {
   PROVIDER_FAILURES,
 } from './provider';
 
-/** What workflows started before the provider interface send to start their one container. */
+/**
+ * What workflows started before the provider interface send to start their one container (the single-container
+ * first deploy, activities/deployment/legacy.ts).
+ */
 export interface ContainerSpec {
   deploymentId: string;
   orgId: string;
@@ -263,7 +266,8 @@ export function createEngineLocal(deps: EngineLocalDeps) {
     ...provider,
     ensureNetwork,
 
-    // What workflows started before the provider interface call, as thin wrappers (activity names must not change).
+    // What workflows started before the provider interface call, as thin wrappers (activities/deployment/legacy.ts
+    // says which recorded histories still need each).
     /** The deploy's image, local or pulled, and only one the org may use (engine-images.ts). */
     ensureImage: images.ensureImage,
     /** Replica 0 of the revision, under the name such workflows gave it. */
@@ -281,7 +285,6 @@ export function createEngineLocal(deps: EngineLocalDeps) {
     async stopDeployment(deploymentId: string): Promise<void> {
       await stopInstances(deploymentId);
     },
-    removeDeployment: destroy,
   };
 }
 

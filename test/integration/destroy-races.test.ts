@@ -6,7 +6,7 @@ import type { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 
 import { createActivities } from '../../activities';
-import type { StartSpec } from '../../activities/deployment/releases';
+import type { StartSpec } from '../../activities/deployment/legacy';
 import { LABELS } from '../../shared/constants';
 import type { ReconcileReport } from '../../shared/contracts/reconcile';
 import { createLogStore } from '../../shared/deployments/logs-store';

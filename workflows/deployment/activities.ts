@@ -18,7 +18,6 @@ export const engineActivity = {
 } as const;
 export const {
   ensureImage,
-  startContainer: startContainerUnwaited,
   stopDeployment,
   removeDeployment,
   prepareImage,

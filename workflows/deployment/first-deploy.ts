@@ -1,4 +1,4 @@
-import { CancellationScope, isCancellation, patched } from '@temporalio/workflow';
+import { CancellationScope, deprecatePatch, isCancellation } from '@temporalio/workflow';
 
 import type { DeploymentFailure } from '../../shared/deployments/types';
 import {
@@ -7,7 +7,6 @@ import {
   ensureImage,
   prepareImage,
   startContainer,
-  startContainerUnwaited,
   stopDeployment,
   stopInstances,
   waitReady,
@@ -50,7 +49,11 @@ async function obtainImage(e: Entity, onPhase: (p: DeploymentFailure['phase']) =
 
 /**
  * The first deploy as code from before releases ran it (one container, its own address as the url): workflows
- * started then replay through exactly these commands.
+ * started then replay through exactly these commands. Kept while stored histories take this path: every
+ * deployment-*.json in test/fixtures/histories does (none has the `deployment-releases` marker), and between them they
+ * call every legacy activity here: ensureImage and startContainer (all but deployment-destroyed-while-building),
+ * waitReady (deployment-image-running-destroyed, deployment-destroyed-while-starting, deployment-zip-running-destroyed,
+ * deployment-open-running), stopDeployment (deployment-failed-destroyed, deployment-open-failed).
  */
 async function legacyDeploy(e: Entity): Promise<void> {
   const { input, state } = e;
@@ -60,8 +63,10 @@ async function legacyDeploy(e: Entity): Promise<void> {
     state.current = { revision: input.revision, image, imageId: '', healthy: false };
     const { pulled } = await ensureImage(image, input.orgId);
     phase = 'start';
-    const start = patched(PATCHES.startWaitsForCancel) ? startContainer : startContainerUnwaited;
-    const started = await start({
+    // Every stored history that reaches the start recorded this patch, so the start that did not wait for its
+    // cancellation is gone; the marker is still accepted on replay (a marker with no call at all is not).
+    deprecatePatch(PATCHES.startWaitsForCancel);
+    const started = await startContainer({
       deploymentId: input.deploymentId,
       orgId: input.orgId,
       revision: input.revision,

@@ -4,7 +4,10 @@
  * workflows", test/unit/replay.test.ts).
  */
 export const PATCHES = {
-  /** startContainer waits for its cancellation to complete. */
+  /**
+   * startContainer waits for its cancellation to complete. Deprecated (deprecatePatch): every stored history that
+   * starts a container has it, so only the waiting start remains; the call stays so their markers still replay.
+   */
   startWaitsForCancel: 'start-container-waits-for-cancel',
   /** A workflow started by a destroy (signalWithStart) goes straight to removal. */
   destroyedBeforeDeploy: 'destroyed-before-deploy',
