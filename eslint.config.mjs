@@ -43,7 +43,14 @@ export default tseslint.config(
   },
   {
     // Where every silent failure has been given its reason; other folders join as theirs are.
-    files: ['shared/**/*.ts', 'scripts/**/*.ts', 'cli/**/*.ts'],
+    files: [
+      'shared/**/*.ts',
+      'scripts/**/*.ts',
+      'cli/**/*.ts',
+      'activities/**/*.ts',
+      'workflows/**/*.ts',
+      'worker/**/*.ts',
+    ],
     ignores: ['shared/ai/**'],
     rules: { 'no-restricted-syntax': ['error', ...silentRejection('catch', 0), ...silentRejection('then', 1)] },
   },

@@ -35,6 +35,17 @@ export function sandboxTurnHook(deps: {
         timer = setTimeout(() => resolve(undefined), TURN_SYNC_WAIT_MS);
       }),
     ]).finally(() => clearTimeout(timer));
+    if (!outcome) {
+      // The turn stopped waiting and says `syncing`; a failure the sync meets after that is the worker's to log.
+      const log = Context.current().log;
+      void sync.catch((err: unknown) =>
+        log.warn('a sandbox sync the turn stopped waiting for failed', {
+          turnId: turn.turnId,
+          checkpointId: checkpoint._id,
+          error: String(err),
+        }),
+      );
+    }
     await emit('sandbox.synced', {
       checkpointId: checkpoint._id,
       previewUrl: sandbox.previewUrl,

@@ -68,9 +68,16 @@ export function createTurnActivities(deps: TurnActivityDeps) {
 
   function emitter(turn: TurnInput) {
     const write = store.eventWriter({ turnId: turn.turnId, sessionId: turn.sessionId, orgId: turn.orgId });
+    const log = Context.current().log;
+    let announced = true;
     return async (type: TurnEventType, data: Record<string, unknown> = {}) => {
       await write(type, data);
-      await deps.feed?.publish(turn.turnId).catch(() => undefined);
+      await deps.feed?.publish(turn.turnId).catch((err: unknown) => {
+        // The event is stored; tailing streams recheck the store every 500 ms (createTurnFeed), so a lost wake-up
+        // only delays them. Said once per activity, not once per text delta.
+        if (announced) log.warn('turn events are not announced on Redis', { turnId: turn.turnId, error: String(err) });
+        announced = false;
+      });
     };
   }
 
@@ -190,7 +197,13 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         ];
         return { transcript, changes: ran.changes, text, more: toolCalls.length > 0 && stop !== 'max_tokens' };
       } catch (err) {
-        await flush().catch(() => undefined);
+        // The step's own error is what the turn ends with; text that could not be stored is only logged.
+        await flush().catch((lost: unknown) =>
+          Context.current().log.warn('the text of a failed step was not stored', {
+            turnId: turn.turnId,
+            error: String(lost),
+          }),
+        );
         if (err instanceof AiProviderError)
           throw ApplicationFailure.create({ type: err.code, message: err.message, nonRetryable: true });
         throw err;
@@ -249,7 +262,15 @@ export function createTurnActivities(deps: TurnActivityDeps) {
           seq: checkpoint.seq,
           files: checkpoint.files.length,
         });
-        if (deps.onCheckpoint) await deps.onCheckpoint(turn, checkpoint, emit).catch(() => undefined);
+        // The preview follows the checkpoint when it can; the turn ends whatever the sync does.
+        if (deps.onCheckpoint)
+          await deps.onCheckpoint(turn, checkpoint, emit).catch((err: unknown) =>
+            Context.current().log.warn('the sandbox was not synced to the turn checkpoint', {
+              turnId: turn.turnId,
+              checkpointId: checkpoint._id,
+              error: String(err),
+            }),
+          );
       }
       const userMessage = await store.getMessage(turn.sessionId, derivedUuid(turn.turnId, 'user'));
       await store.insertMessage({

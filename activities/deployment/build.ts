@@ -83,15 +83,23 @@ export const builtImageRepository = (deploymentId: string) => `slipway/${deploym
 /** The build's own verdict (bad source, failed step, timeout): retrying would fail the same way. */
 const buildFailed = (message: string) => ApplicationFailure.nonRetryable(message, 'BuildFailed');
 
-/** Batches build output into the deployment's log (stream `build`), in order, a few writes a second at most. */
+/**
+ * Batches build output into the deployment's log (stream `build`), in order, a few writes a second at most. A batch
+ * MongoDB did not take is lost to the log, never to the build: the worker's log says how many lines went missing.
+ */
 function buildLog(logs: BuildDeps['logs'], deploymentId: string) {
+  const worker = Context.current().log;
   let pending: string[] = [];
   let writing = Promise.resolve();
   const flush = () => {
     if (pending.length === 0) return writing;
     const batch = pending;
     pending = [];
-    writing = writing.then(() => logs.append(deploymentId, 'build', batch)).catch(() => undefined);
+    writing = writing
+      .then(() => logs.append(deploymentId, 'build', batch))
+      .catch((err: unknown) =>
+        worker.warn('build log lines were not stored', { deploymentId, lines: batch.length, error: String(err) }),
+      );
     return writing;
   };
   const timer = setInterval(() => void flush(), 300);
@@ -184,7 +192,12 @@ export function createBuildActivities(deps: BuildDeps) {
         clearTimeout(timeout);
         clearInterval(beat);
         ctx.cancellationSignal.removeEventListener('abort', onCancel);
-        await fs.promises.rm(work, { recursive: true, force: true }).catch(() => undefined);
+        // force: a directory already gone is no error; anything else leaves scratch space an operator should see.
+        await fs.promises
+          .rm(work, { recursive: true, force: true })
+          .catch((err: unknown) =>
+            ctx.log.warn('the build scratch directory was not removed', { path: work, error: String(err) }),
+          );
         await log.close();
       }
     },

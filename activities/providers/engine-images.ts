@@ -105,7 +105,11 @@ async function legacyCallerOrg(docker: Docker, ref: ImageReference): Promise<str
     .inspect()
     .then(
       (info) => info.Config?.Labels ?? {},
-      () => ({}) as Record<string, string>,
+      (err: unknown): Record<string, string> => {
+        // Not on the engine: no build of theirs, so no organisation (ensureImage then pulls or refuses it).
+        if ((err as { statusCode?: number }).statusCode === 404) return {};
+        throw err;
+      },
     );
   return workflowId === deploymentWorkflowId(labels[LABELS.deploymentId] ?? '') ? labels[LABELS.orgId] : undefined;
 }

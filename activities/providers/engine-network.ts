@@ -18,6 +18,15 @@ export const bridgeName = (orgId: string) =>
 const BRIDGE_NAME_OPTION = 'com.docker.network.bridge.name';
 
 /**
+ * A network removal the engine refused because a container still uses it (403, 409), or one already gone (404): it
+ * stays for its containers, or there is nothing to remove. Anything else is thrown.
+ */
+function inUseOrGone(err: unknown): void {
+  const code = (err as { statusCode?: number }).statusCode;
+  if (code !== 403 && code !== 404 && code !== 409) throw err;
+}
+
+/**
  * One bridge network per organisation, so tenants cannot reach each other (docs/architecture.md, "Providers and the
  * engine").
  */
@@ -36,10 +45,7 @@ export function createOrgNetworks({ docker, instance }: { docker: Docker; instan
         const isolated = found.filter((n) => n.Options?.[BRIDGE_NAME_OPTION] === bridge);
         for (const legacy of found.filter((n) => !isolated.includes(n)))
           // The engine refuses to remove a network in use: those go when their last container does.
-          await docker
-            .getNetwork(legacy.Id)
-            .remove()
-            .catch(() => undefined);
+          await docker.getNetwork(legacy.Id).remove().catch(inUseOrGone);
         return isolated[0]?.Id;
       };
       const existing = await canonical();
@@ -70,11 +76,8 @@ export function createOrgNetworks({ docker, instance }: { docker: Docker; instan
         // Stopped and just-created containers are not endpoints of the network (its Containers lists running ones
         // only) but still need it to start: any container of the network keeps it.
         const members = await docker.listContainers({ all: true, filters: { network: [n.Name] } });
-        if (members.length === 0)
-          await docker
-            .getNetwork(n.Id)
-            .remove()
-            .catch(() => undefined);
+        // A deploy of the org may attach a container between the listing and the removal: it keeps the network.
+        if (members.length === 0) await docker.getNetwork(n.Id).remove().catch(inUseOrGone);
       }
     },
   };

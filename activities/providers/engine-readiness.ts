@@ -1,6 +1,6 @@
 import net from 'node:net';
 
-import { heartbeat } from '@temporalio/activity';
+import { heartbeat, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type Docker from 'dockerode';
 
@@ -38,8 +38,14 @@ export function tcpAnswers(host: string, port: number): Promise<boolean> {
 
 /** The log's last lines, each run of repeated lines kept once (a crash-loop prints its run's lines every restart). */
 async function lastLines(docker: Docker, id: string): Promise<string[]> {
-  const read = (await readContainerLogs(docker, id, LINES_READ).catch(() => [])).map((l) => l.message);
-  return collapseRepeats(read).slice(-LAST_LINES);
+  const lines = await readContainerLogs(docker, id, LINES_READ).catch((err: unknown) => {
+    // Removed since (a destroy raced the diagnosis): it has no lines to show.
+    if ((err as { statusCode?: number }).statusCode === 404) return [];
+    // The failure is still reported, without the app's last lines; why they are missing is the worker's to say.
+    log.warn('the container log could not be read for a failure report', { container: id, error: String(err) });
+    return [];
+  });
+  return collapseRepeats(lines.map((l) => l.message)).slice(-LAST_LINES);
 }
 
 /** The cause of a failure, from what the engine saw (shared/deployments/hints.ts words it). */

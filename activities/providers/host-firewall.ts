@@ -3,6 +3,8 @@ import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import { promisify } from 'node:util';
 
+import { ifAbsent } from '../../shared/ignore';
+
 const run = promisify(execFile);
 
 /**
@@ -28,7 +30,8 @@ export interface HostIsolation {
 
 /** IPv4 nameservers of this host: containers resolve through them (the engine's DNS forwards from the container). */
 export async function hostNameservers(resolvConf = '/etc/resolv.conf'): Promise<string[]> {
-  const text = await readFile(resolvConf, 'utf8').catch(() => '');
+  // A host with no resolv.conf names no nameserver to let through; an unreadable one is an error to see.
+  const text = await readFile(resolvConf, 'utf8').catch(ifAbsent(''));
   return [...text.matchAll(/^\s*nameserver\s+(\S+)/gm)].map((m) => m[1]!).filter((a) => net.isIPv4(a));
 }
 
@@ -63,10 +66,17 @@ export function isolationRules(nameservers: string[]): string {
 }
 
 const iptables = (args: string[]) => run('iptables', ['-w', '5', ...args]);
+/**
+ * Whether a check (-L, -C) or a removal (-D, -F, -X) found what it names: iptables exits 1 when the chain or rule is
+ * not there. Any other failure (no iptables, a bad argument, the xtables lock) is thrown for the caller to report.
+ */
 const succeeds = (args: string[]) =>
   iptables(args).then(
     () => true,
-    () => false,
+    (err: unknown) => {
+      if ((err as { code?: unknown }).code === 1) return false;
+      throw err;
+    },
   );
 
 /** Jumps to our chains, first in INPUT and DOCKER-USER, once each. */

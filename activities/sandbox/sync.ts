@@ -131,15 +131,18 @@ export function createSyncActivities(deps: SyncActivityDeps) {
   async function probeEdge(sessionId: string): Promise<void> {
     const host = previewHost(sessionId, config.EDGE_DOMAIN);
     const edgeHost = ['0.0.0.0', '::'].includes(config.EDGE_BIND_IP) ? '127.0.0.1' : config.EDGE_BIND_IP;
+    let last = '';
     for (let attempt = 0; ; attempt++) {
       try {
         const res = await request(`http://${edgeHost}:${config.EDGE_PORT}/`, { headers: { host }, reset: true });
         await res.body.dump();
         if (res.statusCode < 500) return;
-      } catch {
-        // Caddy closes connections at a config change: asked again below.
+        last = `HTTP ${res.statusCode}`;
+      } catch (err) {
+        // Caddy closes connections at a config change: asked again below, and the last failure is kept for the error.
+        last = String(err);
       }
-      if (attempt >= 20) throw new Error('the preview does not answer through the edge router');
+      if (attempt >= 20) throw new Error(`the preview does not answer through the edge router (last: ${last})`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }

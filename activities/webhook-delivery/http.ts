@@ -2,9 +2,10 @@ import type { LookupFunction } from 'node:net';
 
 import { Agent, request } from 'undici';
 
+import { ignore } from '../../shared/ignore';
 import type { ResolvedTarget } from '../../shared/net-guard';
 
-/** The receiver must answer 2xx within this (spec, "Delivery"); reading what it says counts against it too. */
+/** The receiver must answer 2xx within this; reading what it says counts against it too. */
 export const RECEIVER_TIMEOUT_MS = 8000;
 /** What we keep of a receiver's answer; reading stops there, so an endless body costs us nothing. */
 export const BODY_KEEP_BYTES = 4096;
@@ -70,6 +71,6 @@ export async function postPinned(
     };
   } finally {
     // destroy, not close: a receiver still streaming must not keep the socket (or this activity) waiting.
-    await agent.destroy().catch(() => undefined);
+    await agent.destroy().catch(ignore('the answer is in hand: tearing down this one-attempt agent decides nothing'));
   }
 }

@@ -32,6 +32,7 @@ import {
   stopCommand,
 } from '../../shared/contracts/deployment';
 import type { DeploymentStatus } from '../../shared/deployments/types';
+import { ignore } from '../../shared/ignore';
 import { recordStatus, removeDeployment, routeTraffic } from './activities';
 import type { Entity } from './entity';
 import { commandFailed, failureMessage, refuse, ReleaseFailed } from './failures';
@@ -201,7 +202,10 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     state.legacy = !withReleases;
     const deployScope = new CancellationScope();
     const deploying = deployScope.run(() => firstDeploy(e, withReleases));
-    await Promise.race([deploying.catch(() => undefined), condition(() => destroyRequested)]);
+    await Promise.race([
+      deploying.catch(ignore('the race only waits; the deploy is awaited, and its failure thrown, just below')),
+      condition(() => destroyRequested),
+    ]);
     if (destroyRequested) deployScope.cancel();
     await deploying.catch((err: unknown) => {
       if (!isCancellation(err)) throw err;

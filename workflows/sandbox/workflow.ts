@@ -2,6 +2,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  log,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -56,10 +57,15 @@ export async function sandboxWorkflow(input: SandboxInput): Promise<void> {
     const req = wanted!;
     try {
       last = await applySandbox({ sessionId: input.sessionId, orgId: input.orgId, checkpointId: req.checkpointId });
-    } catch {
-      // Retries spent on our side (engine or storage unreachable): the update answers, the session is not stuck.
+    } catch (err) {
+      // Retries spent on our side (engine or storage unreachable): the update answers, the session is not stuck, and
+      // the cause stays in the worker's log (the session is told only that it was ours).
+      log.warn('a sandbox sync failed after its retries', { sessionId: input.sessionId, error: String(err) });
       const message = 'the sandbox could not be synced on our side; sync again in a moment';
-      await markSandboxFailed({ sessionId: input.sessionId, message }).catch(() => undefined);
+      await markSandboxFailed({ sessionId: input.sessionId, message }).catch((recordErr: unknown) =>
+        // The update's answer below carries the failure either way; the record keeps its last status meanwhile.
+        log.warn('a failed sandbox sync was not recorded', { sessionId: input.sessionId, error: String(recordErr) }),
+      );
       last = {
         status: 'failed',
         action: 'none',
