@@ -10,6 +10,7 @@ import {
 import { z } from 'zod';
 
 import type { AuditEvent } from '../../shared/audit/types';
+import { deploymentNotFound } from '../../shared/deployments/errors';
 import { AppError } from '../../shared/errors';
 import type { Principal } from '../../shared/identity/service';
 import { type Permission, roleAllows } from '../../shared/permissions';
@@ -184,7 +185,4 @@ export function createMcpServer(deps: McpDeps, tools: McpTools, caller: McpCalle
   return server;
 }
 
-function notFound(input: Record<string, unknown>): AppError {
-  const id = String(input.deploymentId ?? '');
-  return new AppError('DEPLOYMENT_NOT_FOUND', `No deployment ${id} in this organisation.`, { deploymentId: id });
-}
+const notFound = (input: Record<string, unknown>) => deploymentNotFound(String(input.deploymentId ?? ''));

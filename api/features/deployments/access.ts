@@ -1,3 +1,4 @@
+import { deploymentNotFound } from '../../../shared/deployments/errors';
 import { AppError } from '../../../shared/errors';
 import { type CanOptions, principalOf, projectFrom } from '../../http/auth';
 import type { DeploymentService } from './service';
@@ -19,8 +20,5 @@ export const deploymentProject = (deployments: Pick<DeploymentService, 'get'>, p
         throw err;
       },
     ),
-  notFound: (req) =>
-    new AppError('DEPLOYMENT_NOT_FOUND', `No deployment ${String(req.params[param])} in this organisation.`, {
-      deploymentId: String(req.params[param]),
-    }),
+  notFound: (req) => deploymentNotFound(String(req.params[param])),
 });

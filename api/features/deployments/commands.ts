@@ -22,6 +22,7 @@ import {
   startCommand,
   stopCommand,
 } from '../../../shared/contracts/deployment';
+import { deploymentNotFound } from '../../../shared/deployments/errors';
 import type { DeploymentStore } from '../../../shared/deployments/store';
 import type { DeploymentRecord } from '../../../shared/deployments/types';
 import { AppError } from '../../../shared/errors';
@@ -70,8 +71,7 @@ const refusals: WorkflowClientInterceptor = {
   },
 };
 
-const notFound = (id: string) =>
-  new AppError('DEPLOYMENT_NOT_FOUND', `No deployment ${id} in this organisation.`, { deploymentId: id });
+const notFound = deploymentNotFound;
 
 /**
  * The deployment controls (docs/architecture.md, "A deployment's lifecycle, as workflows") — stop, start, redeploy,

@@ -13,6 +13,7 @@ import {
   destroySignal,
 } from '../../../shared/contracts/deployment';
 import { isDuplicateKey } from '../../../shared/db/mongo';
+import { deploymentNotFound } from '../../../shared/deployments/errors';
 import type { LogStore } from '../../../shared/deployments/logs-store';
 import type { StatusFeed } from '../../../shared/deployments/status-feed';
 import type { DeploymentStore } from '../../../shared/deployments/store';
@@ -84,8 +85,7 @@ export interface DeploymentServiceDeps {
   >;
 }
 
-const notFound = (id: string) =>
-  new AppError('DEPLOYMENT_NOT_FOUND', `No deployment ${id} in this organisation.`, { deploymentId: id });
+const notFound = deploymentNotFound;
 
 /** How long a DELETE waits on Temporal; past it, the destroy intent already written is the reconciler's to finish. */
 const DESTROY_SIGNAL_DEADLINE_MS = 10_000;
