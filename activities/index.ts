@@ -57,6 +57,7 @@ export interface ActivityDeps {
       | 'EDGE_DOMAIN'
       | 'EDGE_PORT'
       | 'EDGE_BIND_IP'
+      | 'EDGE_UPSTREAMS_DIR'
       | 'METRICS_RETENTION_H'
       | 'REDIS_KEY_PREFIX'
       | 'S3_BUCKET'

@@ -1,4 +1,8 @@
+import path from 'node:path';
+
 import { z } from 'zod';
+
+import { checkUpstreamsDir } from './edge/routes';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -99,6 +103,21 @@ const schema = z.object({
   EDGE_BIND_IP: z.union([z.ipv4(), z.ipv6()]).default('127.0.0.1'),
   /** Host the router dials instances' published ports on, when it does not run on the engine's host (compose). */
   EDGE_UPSTREAM_HOST: z.string().min(1).optional(),
+  /**
+   * A directory the router reads too: each route reads its replicas' addresses from files here at every request, so a
+   * redeploy, rollback, stop or start changes files and never reloads the router (a reload drops requests in flight).
+   * `npm start` uses .data/caddy/upstreams. `off` (or empty) for a router that cannot see this machine's files: the
+   * addresses are then in its config, and each of those changes is a reload.
+   */
+  EDGE_UPSTREAMS_DIR: z
+    .string()
+    .trim()
+    .default(path.resolve('.data', 'caddy', 'upstreams'))
+    .transform((v) => (v === '' || v === 'off' ? undefined : v))
+    .superRefine((v, ctx) => {
+      const error = v === undefined ? undefined : upstreamsDirError(v);
+      if (error) ctx.addIssue({ code: 'custom', message: error });
+    }),
 
   // Rate limits (spec, "Limits"); raised only for benchmarks or by plan.
   RATE_LIMIT_COMPAT_WRITES_PER_HOUR: z.coerce.number().int().min(1).default(20),
@@ -237,6 +256,15 @@ const schema = z.object({
    */
   SANDBOX_SYNC_WAIT_S: z.coerce.number().int().min(1).max(60).default(5),
 });
+
+function upstreamsDirError(dir: string): string | undefined {
+  try {
+    checkUpstreamsDir(dir);
+    return undefined;
+  } catch (err) {
+    return `${(err as Error).message}, or off`;
+  }
+}
 
 /** The key's bytes when `value` is 32 bytes in base64 or hex, else undefined. */
 export function secretsKeyBytes(value: string): Buffer | undefined {

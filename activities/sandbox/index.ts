@@ -20,7 +20,7 @@ export function createSandboxActivities(deps: {
   instance: string;
   engine: SyncActivityDeps['engine'];
   config: SyncActivityDeps['config'] &
-    Pick<Config, 'S3_BUCKET' | 'EDGE_ADMIN_URL' | 'EDGE_DOMAIN' | 'EDGE_PORT' | 'EDGE_BIND_IP'>;
+    Pick<Config, 'S3_BUCKET' | 'EDGE_ADMIN_URL' | 'EDGE_DOMAIN' | 'EDGE_PORT' | 'EDGE_BIND_IP' | 'EDGE_UPSTREAMS_DIR'>;
 }) {
   return createSyncActivities({
     docker: deps.docker,

@@ -81,17 +81,21 @@ export const edge: Part = {
     ctx.progress('starting Caddy');
     // Loopback unless EDGE_BIND_IP says otherwise; the worker's config (shared/config.ts) reads the same variable.
     const bindIp = process.env.EDGE_BIND_IP || '127.0.0.1';
+    const dir = path.join(ctx.dataDir, 'caddy');
     const { proc, adminUrl } = await startCaddy({
       binary,
-      dir: path.join(ctx.dataDir, 'caddy'),
+      dir,
       adminPort: admin,
       httpPort: http,
       bindIp,
       signal: ctx.signal,
     });
     const domain = process.env.EDGE_DOMAIN || 'localhost';
+    // Beside Caddy's own files and read by it as the same user: routes read their upstreams there at each request
+    // (shared/edge/upstream-files.ts), so a release switch is a file written, not a config reload.
+    const upstreams = process.env.EDGE_UPSTREAMS_DIR ?? path.join(dir, 'upstreams');
     return {
-      env: { EDGE_ADMIN_URL: adminUrl, EDGE_PORT: String(http) },
+      env: { EDGE_ADMIN_URL: adminUrl, EDGE_PORT: String(http), EDGE_UPSTREAMS_DIR: upstreams },
       urls: { Deployments: `http://<name>-<id>.${domain}:${http}` },
       started: [proc],
       external: false,

@@ -102,26 +102,79 @@ export function checkUpstreams(upstreams: string[]): string[] {
 const json = (value: object) => value as Record<string, unknown>;
 
 /**
- * One deployment's route: its host, round-robin over its replicas. Passive health takes an instance that failed
- * out of rotation for a while, and a failed dial is retried on the next one, so a dead replica costs no request.
+ * The upstreams directory is written into routes inside a `{file.…}` placeholder and a file matcher's root (which
+ * Caddy globs): plain path characters only, absolute, without a trailing "/".
  */
+const UPSTREAMS_DIR = /^(?:\/[A-Za-z0-9._-]+)+$/;
+
+export function checkUpstreamsDir(dir: string): string {
+  const clean = dir.replace(/\/+$/, '');
+  if (!UPSTREAMS_DIR.test(clean) || clean.split('/').some((part) => part === '..' || part === '.')) {
+    throw new EdgeInputError(
+      `the upstreams directory "${dir}" must be an absolute path of letters, digits, ".", "_", "-" and "/"`,
+    );
+  }
+  return clean;
+}
+
+/**
+ * Round robin over the replicas; a failed dial is tried again on the next one, so a dead replica costs no request.
+ * Passive health (an instance that failed is left out for a while) only where the dial is the address itself: Caddy
+ * keeps health per dial string as written (reverseproxy/hosts.go, fillHost keys by Upstream.Dial), so for a
+ * `{file.…}` dial it would be kept per file, not per instance, and the failures of an instance just switched away
+ * from would keep its successor out of rotation for the whole fail duration, with a single replica answering 503.
+ */
+function reverseProxy(dials: string[], passiveHealth: boolean) {
+  return {
+    handler: 'reverse_proxy',
+    upstreams: dials.map((dial) => ({ dial })),
+    load_balancing: {
+      selection_policy: { policy: 'round_robin' },
+      retries: Math.max(2, dials.length),
+      try_interval: '100ms',
+    },
+    ...(passiveHealth ? { health_checks: { passive: { fail_duration: '10s', max_fails: 1 } } } : {}),
+    // Every admin change reloads the whole config; without a delay, each one would cut every open WebSocket
+    // of every deployment at once.
+    stream_close_delay: '10m',
+  };
+}
+
+/** One deployment's route with its replicas' addresses in the config: every switch is a config reload. */
 export function proxyRoute(deploymentId: string, host: string, upstreams: string[]) {
+  return json({
+    '@id': routeId(deploymentId),
+    match: [{ host: [checkHost(host)] }],
+    handle: [reverseProxy(checkUpstreams(upstreams), true)],
+    terminal: true,
+  });
+}
+
+/** Where replica `i` of the deployment has its address (upstream-files.ts writes it). */
+export const upstreamFile = (dir: string, deploymentId: string, i: number) => `${dir}/${deploymentId}/${i}`;
+
+/**
+ * One deployment's route whose `replicas` upstreams are read from files at each request (upstream-files.ts), so a
+ * switch to other instances, a stop and a start change files, not the config. Replica 0's file decides: present, the
+ * route proxies; absent, the router answers the stopped page. The config changes only with the replica count.
+ */
+export function fileRoute(deploymentId: string, host: string, dir: string, replicas: number) {
+  if (!Number.isInteger(replicas) || replicas < 1) throw new EdgeInputError('a route needs at least one replica');
+  const dials = Array.from({ length: replicas }, (_, i) => `{file.${upstreamFile(dir, deploymentId, i)}}`);
   return json({
     '@id': routeId(deploymentId),
     match: [{ host: [checkHost(host)] }],
     handle: [
       {
-        handler: 'reverse_proxy',
-        upstreams: checkUpstreams(upstreams).map((dial) => ({ dial })),
-        load_balancing: {
-          selection_policy: { policy: 'round_robin' },
-          retries: Math.max(2, upstreams.length),
-          try_interval: '100ms',
-        },
-        health_checks: { passive: { fail_duration: '10s', max_fails: 1 } },
-        // Every admin change reloads the whole config; without a delay, each one would cut every open WebSocket
-        // of every deployment at once.
-        stream_close_delay: '10m',
+        handler: 'subroute',
+        routes: [
+          {
+            match: [{ file: { root: dir, try_files: [`/${deploymentId}/0`] } }],
+            handle: [reverseProxy(dials, false)],
+            terminal: true,
+          },
+          ...stoppedPages(deploymentId, host),
+        ],
       },
     ],
     terminal: true,
@@ -154,30 +207,30 @@ function stoppedHtml(deploymentId: string, host: string): string {
   );
 }
 
-/** A stopped deployment's route: the router itself answers 503, as a page for browsers and as text otherwise. */
-export function stoppedRoute(deploymentId: string, host: string) {
+/** The stopped page: as a page for browsers and as text otherwise. */
+function stoppedPages(deploymentId: string, host: string) {
   const page = (type: string, body: string) => ({
     handler: 'static_response',
     status_code: 503,
     headers: { 'Content-Type': [type], 'Retry-After': ['60'], ...NO_STORE },
     body,
   });
+  return [
+    {
+      match: [{ header: { Accept: ['*text/html*'] } }],
+      handle: [page('text/html; charset=utf-8', stoppedHtml(deploymentId, host))],
+      terminal: true,
+    },
+    { handle: [page('text/plain; charset=utf-8', stoppedText(deploymentId, host))], terminal: true },
+  ];
+}
+
+/** A stopped deployment's route when upstreams are in the config: the router itself answers 503. */
+export function stoppedRoute(deploymentId: string, host: string) {
   return json({
     '@id': routeId(deploymentId),
     match: [{ host: [checkHost(host)] }],
-    handle: [
-      {
-        handler: 'subroute',
-        routes: [
-          {
-            match: [{ header: { Accept: ['*text/html*'] } }],
-            handle: [page('text/html; charset=utf-8', stoppedHtml(deploymentId, host))],
-            terminal: true,
-          },
-          { handle: [page('text/plain; charset=utf-8', stoppedText(deploymentId, host))], terminal: true },
-        ],
-      },
-    ],
+    handle: [{ handler: 'subroute', routes: stoppedPages(deploymentId, host) }],
     terminal: true,
   });
 }
@@ -210,7 +263,7 @@ export function serverConfig(listen: string[]) {
   });
 }
 
-/** What list() reports for one of our routes, read back from the router's config. */
+/** What list() reports for one of our routes: its config, and for a file route its files. */
 export interface EdgeRoute {
   deploymentId: string;
   host: string;
@@ -218,22 +271,36 @@ export interface EdgeRoute {
   upstreams: string[];
 }
 
+/** How one of our routes is made, read back from the router's config. */
+export type RouteShape =
+  { kind: 'proxy'; upstreams: string[] } | { kind: 'stopped' } | { kind: 'files'; dir: string; replicas: number };
+
+interface RawHandler {
+  handler?: string;
+  upstreams?: { dial?: string }[];
+  routes?: { match?: { file?: { root?: string } }[]; handle?: RawHandler[] }[];
+}
+
 interface RawRoute {
   '@id'?: unknown;
   match?: { host?: string[] }[];
-  handle?: { handler?: string; upstreams?: { dial?: string }[] }[];
+  handle?: RawHandler[];
 }
 
-export function readRoute(raw: RawRoute): EdgeRoute | undefined {
+const dialsOf = (handler: RawHandler) => (handler.upstreams ?? []).flatMap((u) => (u.dial ? [u.dial] : []));
+
+export function readRoute(raw: RawRoute): { deploymentId: string; host: string; shape: RouteShape } | undefined {
   const deploymentId = deploymentIdOf(raw['@id']);
   const host = raw.match?.[0]?.host?.[0];
   const handler = raw.handle?.[0];
   if (!deploymentId || !host || !handler) return undefined;
-  const proxy = handler.handler === 'reverse_proxy';
-  return {
-    deploymentId,
-    host,
-    state: proxy ? 'published' : 'stopped',
-    upstreams: proxy ? (handler.upstreams ?? []).flatMap((u) => (u.dial ? [u.dial] : [])) : [],
-  };
+  if (handler.handler === 'reverse_proxy')
+    return { deploymentId, host, shape: { kind: 'proxy', upstreams: dialsOf(handler) } };
+  const first = handler.routes?.[0];
+  const proxy = first?.handle?.[0];
+  const dir = first?.match?.[0]?.file?.root;
+  if (proxy?.handler === 'reverse_proxy' && dir) {
+    return { deploymentId, host, shape: { kind: 'files', dir, replicas: dialsOf(proxy).length } };
+  }
+  return { deploymentId, host, shape: { kind: 'stopped' } };
 }

@@ -65,10 +65,11 @@ async function startReplica(name: string) {
 beforeAll(async () => {
   docker = createDockerClient(process.env.DOCKER_HOST);
   agent = edgeAgent();
-  // The router global setup started, as every test file gets it.
+  // The router global setup started, as every test file gets it, with its upstreams in files as the worker has them.
   router = createEdgeRouter({
     adminUrl: process.env.EDGE_ADMIN_URL!,
     listen: [`127.0.0.1:${process.env.EDGE_PORT}`],
+    upstreamsDir: process.env.EDGE_UPSTREAMS_DIR,
   });
   edgePort = Number(process.env.EDGE_PORT);
   // A tenant-style bridge (the host firewall's `slw+` rules cover it): the host still reaches its containers.

@@ -15,7 +15,15 @@ describe('config', () => {
     expect(parseConfig({ PORT: '8081', TEMPORAL_TLS: 'true' })).toMatchObject({ PORT: 8081, TEMPORAL_TLS: true });
   });
 
+  it("keeps the router's upstreams in files under .data unless told where, or told off", () => {
+    expect(parseConfig({}).EDGE_UPSTREAMS_DIR).toBe(`${process.cwd()}/.data/caddy/upstreams`);
+    expect(parseConfig({ EDGE_UPSTREAMS_DIR: '/srv/up/' }).EDGE_UPSTREAMS_DIR).toBe('/srv/up/');
+    expect(parseConfig({ EDGE_UPSTREAMS_DIR: 'off' }).EDGE_UPSTREAMS_DIR).toBeUndefined();
+    expect(parseConfig({ EDGE_UPSTREAMS_DIR: '' }).EDGE_UPSTREAMS_DIR).toBeUndefined();
+  });
+
   it.each([
+    ['EDGE_UPSTREAMS_DIR', 'up', /^invalid EDGE_UPSTREAMS_DIR="up": .*absolute path.*, or off$/],
     ['PORT', 'eighty', /^invalid PORT="eighty": /],
     ['MONGODB_URL', 'postgres://x', /^invalid MONGODB_URL="postgres:\/\/x": .*mongodb:\/\//],
     ['TEMPORAL_ADDRESS', 'localhost', /^invalid TEMPORAL_ADDRESS="localhost": host:port/],

@@ -1,11 +1,13 @@
 import {
   checkHost,
   checkUpstreams,
+  checkUpstreamsDir,
   deploymentHost,
   deploymentIdOf,
   deploymentUrl,
   EdgeInputError,
   fallbackRoute,
+  fileRoute,
   hostPort,
   nameLabel,
   proxyRoute,
@@ -176,20 +178,72 @@ describe('Caddy routes', () => {
 
   it('reads back what it wrote, and ignores routes that are not ours', () => {
     const upstreams = ['127.0.0.1:1', '[::1]:2'];
+    const at = { deploymentId: 'd1', host: 'web-d1.localhost' };
     expect(readRoute(proxyRoute('d1', 'web-d1.localhost', upstreams))).toEqual({
-      deploymentId: 'd1',
-      host: 'web-d1.localhost',
-      state: 'published',
-      upstreams,
+      ...at,
+      shape: { kind: 'proxy', upstreams },
     });
-    expect(readRoute(stoppedRoute('d1', 'web-d1.localhost'))).toEqual({
-      deploymentId: 'd1',
-      host: 'web-d1.localhost',
-      state: 'stopped',
-      upstreams: [],
+    expect(readRoute(stoppedRoute('d1', 'web-d1.localhost'))).toEqual({ ...at, shape: { kind: 'stopped' } });
+    expect(readRoute(fileRoute('d1', 'web-d1.localhost', '/srv/up', 3))).toEqual({
+      ...at,
+      shape: { kind: 'files', dir: '/srv/up', replicas: 3 },
     });
     expect(readRoute(fallbackRoute())).toBeUndefined();
     expect(readRoute({ '@id': 'someone-else', match: [{ host: ['x.localhost'] }], handle: [{}] })).toBeUndefined();
     expect(readRoute({ '@id': 'slipway-deployment-d1', handle: [{ handler: 'reverse_proxy' }] })).toBeUndefined();
+  });
+});
+
+describe('routes reading their upstreams from files', () => {
+  type Proxy = { upstreams: { dial: string }[]; health_checks?: unknown; load_balancing: object };
+  type FileRoute = {
+    handle: {
+      routes: { match?: { file?: object }[]; handle: (Proxy & { status_code?: number; body?: string })[] }[];
+    }[];
+  };
+
+  it("dials each replica's file, proxying while replica 0 has one and answering the stopped page otherwise", () => {
+    const [proxy, html, text] = (fileRoute('d1', 'web-d1.localhost', '/srv/up', 2) as FileRoute).handle[0]!.routes;
+
+    expect(proxy!.match).toEqual([{ file: { root: '/srv/up', try_files: ['/d1/0'] } }]);
+    expect(proxy!.handle[0]!.upstreams).toEqual([{ dial: '{file./srv/up/d1/0}' }, { dial: '{file./srv/up/d1/1}' }]);
+    expect(proxy!.handle[0]!.load_balancing).toMatchObject({ selection_policy: { policy: 'round_robin' }, retries: 2 });
+    for (const page of [html!.handle[0]!, text!.handle[0]!]) {
+      expect(page.status_code).toBe(503);
+      expect(page.body).toContain('POST /platform/deployments/d1/start');
+    }
+  });
+
+  it('keeps no passive health for file upstreams, which Caddy would key by the file and not by the instance', () => {
+    const [proxy] = (fileRoute('d1', 'web-d1.localhost', '/srv/up', 1) as FileRoute).handle[0]!.routes;
+    expect(proxy!.handle[0]!.health_checks).toBeUndefined();
+    expect(proxyRoute('d1', 'web-d1.localhost', ['127.0.0.1:1'])).toMatchObject({
+      handle: [{ health_checks: { passive: { max_fails: 1 } } }],
+    });
+  });
+
+  it('is the same route whatever the upstreams, so only a replica count changes the config', () => {
+    expect(fileRoute('d1', 'web-d1.localhost', '/srv/up', 2)).toEqual(
+      fileRoute('d1', 'web-d1.localhost', '/srv/up', 2),
+    );
+    expect(fileRoute('d1', 'web-d1.localhost', '/srv/up', 2)).not.toEqual(
+      fileRoute('d1', 'web-d1.localhost', '/srv/up', 3),
+    );
+    expect(() => fileRoute('d1', 'web-d1.localhost', '/srv/up', 0)).toThrow(EdgeInputError);
+  });
+
+  it.each([
+    ['a relative path', 'data/up'],
+    ['a placeholder brace', '/srv/{up}'],
+    ['a glob character', '/srv/up*'],
+    ['a space', '/srv/my up'],
+    ['a parent step', '/srv/../up'],
+    ['the root', '/'],
+  ])('refuses %s as the upstreams directory', (_what, dir) => {
+    expect(() => checkUpstreamsDir(dir)).toThrow(EdgeInputError);
+  });
+
+  it('takes an absolute directory, without its trailing slash', () => {
+    expect(checkUpstreamsDir('/var/lib/slipway/edge-upstreams/')).toBe('/var/lib/slipway/edge-upstreams');
   });
 });
