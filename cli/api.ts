@@ -68,12 +68,12 @@ export function createApi(creds: Credentials) {
   async function request<T>(
     method: string,
     path: string,
-    opts: { json?: unknown; form?: FormData; accept?: number[] } = {},
+    opts: { json?: unknown; form?: FormData; accept?: number[]; headers?: Record<string, string> } = {},
   ): Promise<Response<T>> {
     for (let attempt = 0; ; attempt++) {
       const body = opts.form ?? (opts.json !== undefined ? JSON.stringify(opts.json) : undefined);
       const res = await send(method, path, {
-        ...(opts.json !== undefined ? { headers: { 'content-type': 'application/json' } } : {}),
+        headers: { ...(opts.json !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
         ...(body !== undefined ? { body } : {}),
       });
       const answer = await bodyOf(res);
@@ -89,16 +89,19 @@ export function createApi(creds: Credentials) {
   }
 
   /**
-   * A Server-Sent Events stream, opened (2xx) and handed over unread; a refusal is a CliError as for `request`, so
-   * a 404 or a spent budget reads the same whichever way the CLI asked.
+   * A Server-Sent Events stream, opened (2xx) and handed over unread with its headers (the budget left); a refusal is
+   * a CliError as for `request`, so a 404 or a spent budget reads the same whichever way the CLI asked.
    */
-  async function stream(path: string, opts: { lastEventId?: string; signal: AbortSignal }) {
+  async function stream(
+    path: string,
+    opts: { lastEventId?: string; signal: AbortSignal },
+  ): Promise<{ body: ReadableStream<Uint8Array>; headers: Headers }> {
     for (let attempt = 0; ; attempt++) {
       const res = await send('GET', path, {
         headers: { accept: 'text/event-stream', ...(opts.lastEventId ? { 'last-event-id': opts.lastEventId } : {}) },
         signal: opts.signal,
       });
-      if (res.ok && res.body) return res.body;
+      if (res.ok && res.body) return { body: res.body, headers: res.headers };
       const body = await bodyOf(res);
       const retryAfter = Number(res.headers.get('retry-after') ?? NaN);
       if (res.status === 429 && attempt < 4 && retryAfter <= 60) {

@@ -7,6 +7,7 @@ import yazl from 'yazl';
 
 import { ifAbsent } from '../shared/ignore';
 import { CliError } from './errors';
+import { LINK_DIR } from './link';
 
 export interface Packed {
   zip: Buffer;
@@ -21,9 +22,9 @@ export interface Packed {
 const ALWAYS = new Set(['Dockerfile', '.dockerignore']);
 
 /**
- * The directory as `slipway deploy --dir` uploads it: every regular file, minus `.git/`, what the .gitignore files
- * exclude (git's rules, nested files included, deeper ones winning) and what the root .dockerignore excludes
- * (Docker's rules). What a developer keeps out of the repository or the image (.env, keys, node_modules) never
+ * The directory as `slipway deploy --dir` uploads it: every regular file, minus `.git/`, `.slipway/` folders, what
+ * the .gitignore files exclude (git's rules, nested files included, deeper ones winning) and what the root
+ * .dockerignore excludes (Docker's rules). What a developer keeps out of the repository or the image (.env, keys, node_modules) never
  * leaves the machine.
  */
 export async function packDirectory(dir: string): Promise<Packed> {
@@ -60,7 +61,14 @@ export async function packDirectory(dir: string): Promise<Packed> {
     for (const e of entries) {
       const rel = relDir ? `${relDir}/${e.name}` : e.name;
       if (e.isDirectory()) {
-        if (rel === '.git' || gitIgnores(`${rel}/`) || (dockerPrunes && docker.ignores(`${rel}/`))) ignored++;
+        // A folder's link to its app (link.ts) is the developer's, never the app's, whatever the ignore files say.
+        if (
+          rel === '.git' ||
+          e.name === LINK_DIR ||
+          gitIgnores(`${rel}/`) ||
+          (dockerPrunes && docker.ignores(`${rel}/`))
+        )
+          ignored++;
         else await walk(rel);
       } else if (e.isFile()) {
         if (!ALWAYS.has(rel) && (gitIgnores(rel) || docker.ignores(rel))) ignored++;

@@ -1,7 +1,9 @@
+import { setTimeout as sleepFor } from 'node:timers/promises';
+
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 
 import { ignore } from '../shared/ignore';
-import type { Api } from './api';
+import { type Api, paceOf } from './api';
 import { CliError } from './errors';
 import type { LogLine, StatusEvent } from './view';
 
@@ -11,8 +13,15 @@ export interface EventHandlers {
   log(line: LogLine): void;
 }
 
-/** How the stream ended: the deployment settled (with its status), or was destroyed. */
-export type StreamEnd = { kind: 'end'; status: string } | { kind: 'destroyed' };
+/**
+ * How the stream ended: the deployment settled (with its status), or was destroyed. `cursor` is the last event's ID
+ * (where a later connection resumes; none when the stream sent no event), `headers` the last connection's (the
+ * budget left).
+ */
+export type StreamEnd = ({ kind: 'end'; status: string } | { kind: 'destroyed' }) & {
+  cursor?: string;
+  headers?: Headers;
+};
 
 /** The server comments every 15 s: this long without a byte is a dead connection, not a quiet deployment. */
 const IDLE_MS = 45_000;
@@ -23,17 +32,20 @@ const RETRY_MS = 2000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Follows a deployment's event stream to its end. Every event's `id` is a cursor: a connection that drops, stalls or
- * reports a failure is opened again with `Last-Event-ID`, so each status change and log line is handed over once,
- * in the server's order, however often that happens. `signal` stops it (a timeout, the user).
+ * Follows a deployment's event stream to its end, from its start or from `from` (an event ID a stream gave). Every
+ * event's `id` is a cursor: a connection that drops, stalls or reports a failure is opened again with
+ * `Last-Event-ID`, so each status change and log line is handed over once, in the server's order, however often that
+ * happens. `signal` stops it (a timeout, the user).
  */
 export async function followEvents(
   api: Api,
   id: string,
   handlers: EventHandlers,
   signal: AbortSignal,
+  from?: string,
 ): Promise<StreamEnd> {
-  let lastEventId: string | undefined;
+  let lastEventId = from;
+  let headers: Headers | undefined;
   let failures = 0;
   for (;;) {
     const connection = new AbortController();
@@ -48,10 +60,12 @@ export async function followEvents(
     let end: StreamEnd | undefined;
     try {
       awake();
-      const body = await api.stream(`/platform/deployments/${id}/events`, {
+      const opened = await api.stream(`/platform/deployments/${id}/events`, {
         ...(lastEventId ? { lastEventId } : {}),
         signal: connection.signal,
       });
+      headers = opened.headers;
+      const body = opened.body;
       let broken = false;
       const parser = createParser({
         onEvent(e: EventSourceMessage) {
@@ -67,6 +81,7 @@ export async function followEvents(
           else if (e.event === 'log') handlers.log(JSON.parse(e.data) as LogLine);
           else if (e.event === 'end') end = { kind: 'end', status: (JSON.parse(e.data) as { status: string }).status };
           else if (e.event === 'destroyed') end = { kind: 'destroyed' };
+          if (end) end = { ...end, ...(lastEventId ? { cursor: lastEventId } : {}), ...(headers ? { headers } : {}) };
         },
       });
       const reader = body.pipeThrough(new TextDecoderStream()).getReader();
@@ -98,6 +113,32 @@ export async function followEvents(
         2,
       );
     if (!delivered) await sleep(RETRY_MS);
+  }
+}
+
+/** Reads between two connections to a settled deployment's stream come at most this often (see paceOf). */
+const TAIL_GAP_MS = 2000;
+
+/**
+ * Follows the stream past the point where the deployment settles. The server ends a stream once the deployment is
+ * running, stopped or failed, and a redeploy or rollback of a running deployment leaves it running throughout, so a
+ * release in the making is followed by opening the stream again from its cursor (paced by the budget the server
+ * reports) until `done` says it is over, or the deployment is destroyed. While the deployment is building or
+ * deploying, one connection is held for as long as that lasts.
+ */
+export async function tailEvents(
+  api: Api,
+  id: string,
+  handlers: EventHandlers,
+  signal: AbortSignal,
+  opts: { from?: string; done: () => Promise<boolean> | boolean },
+): Promise<StreamEnd> {
+  let cursor = opts.from;
+  for (;;) {
+    const end = await followEvents(api, id, handlers, signal, cursor);
+    cursor = end.cursor ?? cursor;
+    if (end.kind === 'destroyed' || (await opts.done())) return { ...end, ...(cursor ? { cursor } : {}) };
+    await sleepFor(end.headers ? paceOf(end.headers, TAIL_GAP_MS) : TAIL_GAP_MS, undefined, { signal });
   }
 }
 

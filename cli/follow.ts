@@ -1,8 +1,8 @@
 import { type Api, unwrap } from './api';
 import { CliError } from './errors';
-import { followEvents } from './events';
+import { followEvents, tailEvents } from './events';
 import type { Progress } from './progress';
-import type { DeploymentView, LogLine } from './view';
+import { type DeploymentView, FINAL, type LogLine } from './view';
 
 /** The app's first lines shown once it has settled: what it printed on start, or why it exited. */
 const APP_LINES = 50;
@@ -67,4 +67,102 @@ export async function followDeployment(api: Api, id: string, opts: FollowOptions
   }
   opts.progress.deployment(final);
   return final;
+}
+
+/** What a command's 202 carries: the deployment as it was, and the command to follow. */
+export interface CommandAccepted {
+  deployment: DeploymentView;
+  statusUrl: string;
+  command: { id: string; name: string; url: string };
+}
+
+export interface CommandProgress {
+  id: string;
+  state: 'running' | 'succeeded' | 'failed';
+  outcome?: { status: string; revision: number; replicas: number };
+  message?: string;
+}
+
+/** Reading to the end of a settled deployment's stream takes one request; this long means something is wrong. */
+const CURSOR_WAIT_MS = 30_000;
+
+/**
+ * Where the deployment's event stream ends now, read before a command is sent, so that following the command shows
+ * what the command does and nothing older. Only a settled deployment's stream ends (and commands are refused in the
+ * other statuses anyway): for one that is not, there is no cursor, and a follower starts from the beginning.
+ */
+export async function eventCursor(api: Api, d: Pick<DeploymentView, 'id' | 'status'>): Promise<string | undefined> {
+  if (!FINAL.has(d.status)) return undefined;
+  const ctl = new AbortController();
+  const timer = setTimeout(() => ctl.abort(), CURSOR_WAIT_MS);
+  try {
+    return (await followEvents(api, d.id, { status() {}, log() {} }, ctl.signal)).cursor;
+  } catch (err) {
+    if (ctl.signal.aborted) return undefined;
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Follows an accepted command (a redeploy, rollback, stop, start or scale) until it has succeeded or failed: its
+ * status changes and build or system lines from the event stream as they come (from `from`, see eventCursor), and its
+ * state from GET …/commands/{id} each time the stream has been read to its end. Then reads the deployment once, for
+ * the release that serves and, when the command failed, lastFailure's why and hint.
+ */
+export async function followCommand(
+  api: Api,
+  id: string,
+  command: { id: string; name: string },
+  opts: FollowOptions & { from?: string },
+): Promise<{ progress: CommandProgress; deployment: DeploymentView }> {
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(), opts.timeoutMs);
+  const path = `/platform/deployments/${id}/commands/${encodeURIComponent(command.id)}`;
+  let last: CommandProgress | undefined;
+  try {
+    const end = await tailEvents(
+      api,
+      id,
+      {
+        status: (e) => opts.progress.event(e),
+        log: (line) => {
+          if (opts.logs) opts.progress.logs([line]);
+        },
+      },
+      timeout.signal,
+      {
+        ...(opts.from ? { from: opts.from } : {}),
+        done: async () => {
+          const r = await api.get<unknown>(path, [404]);
+          if (r.status === 404) {
+            // The deployment gone (read says so), or the command no longer among those its workflow remembers.
+            const now = await read(api, id);
+            throw new CliError(
+              `the server no longer knows how the ${command.name} ended`,
+              `read the outcome from the deployment: slipway status ${id}`,
+              1,
+              now,
+            );
+          }
+          last = unwrap<CommandProgress>(r.body);
+          return last.state !== 'running';
+        },
+      },
+    );
+    if (end.kind === 'destroyed') throw destroyed(id);
+  } catch (err) {
+    if (isNotFound(err)) throw destroyed(id, (err as CliError).json);
+    if (!timeout.signal.aborted) throw err;
+    throw new CliError(
+      `the ${command.name} of ${id} is still running after ${Math.round(opts.timeoutMs / 1000)} s`,
+      `it goes on without you: slipway status ${id}`,
+      2,
+      last,
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+  return { progress: last!, deployment: await read(api, id) };
 }

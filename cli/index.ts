@@ -3,14 +3,18 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError } from '../shared/config';
 import { registerAdmin } from './admin';
 import { type Api, createApi } from './api';
+import { envList, list, open, releases } from './commands/apps';
+import { redeploy, rollback, rollbackArgs, scale, scaleArgs, start, stop } from './commands/control';
 import { deploy, type DeployOptions } from './commands/deploy';
+import { link, unlink } from './commands/link';
 import { login } from './commands/login';
-import { logs } from './commands/logs';
-import { destroy, rollback } from './commands/manage';
+import { logs, type LogsOptions } from './commands/logs';
+import { destroy } from './commands/manage';
 import { status } from './commands/status';
 import { CliError } from './errors';
 import { type Output, output } from './output';
 import { resolveCredentials } from './settings';
+import { resolveTarget, type Target } from './target';
 
 interface ConnectionOptions {
   url?: string;
@@ -18,14 +22,22 @@ interface ConnectionOptions {
   json?: boolean;
 }
 
+interface WaitOptions extends ConnectionOptions {
+  wait?: boolean;
+  timeout: string;
+}
+
 const program = new Command('slipway')
-  .description('Deploy and manage apps on a Slipway server; `slipway admin` holds the operator commands')
+  .description(
+    'Deploy and manage apps on a Slipway server: slipway deploy in a folder creates its app the first time and ships ' +
+      'a new release of it every time after; `slipway admin` holds the operator commands',
+  )
   .showHelpAfterError();
 let json = false;
 
 /** Every API command takes the same three options; the token is better given by login or SLIPWAY_TOKEN than argv. */
-function apiCommand(name: string, description: string): Command {
-  return program
+function apiCommand(name: string, description: string, parent: Command = program): Command {
+  return parent
     .command(name)
     .description(description)
     .option('--url <url>', 'API address (default: SLIPWAY_URL, then what slipway login saved)')
@@ -39,6 +51,26 @@ async function withApi(o: ConnectionOptions, fn: (api: Api, out: Output) => Prom
   await fn(api, output(json));
 }
 
+/** A command on one deployment: the ID or name given, or else the one the folder is linked to. */
+function onDeployment(
+  o: ConnectionOptions,
+  given: string | undefined,
+  fn: (api: Api, out: Output, target: Target) => Promise<void>,
+): Promise<void> {
+  return withApi(o, async (api, out) => fn(api, out, await resolveTarget(api, given)));
+}
+
+const TARGET = 'deployment ID or name (default: the one this folder is linked to)';
+const ENV_REPLACES =
+  'environment variable, repeatable; a bare KEY takes its value from this shell. On an existing app --env replaces ' +
+  'the whole environment (variables not given are removed; slipway env list shows the names); without it the ' +
+  'environment stays as it is';
+const collect = (v: string, acc: string[]) => [...acc, v];
+const waitOptions = (c: Command, what: string, timeout: string) =>
+  c
+    .option('--wait', `follow the ${what} until it has succeeded or failed: its status changes and build lines`)
+    .option('--timeout <duration>', 'how long --wait follows, e.g. 90s, 15m', timeout);
+
 apiCommand('login', 'check an access token and save it with the API address in your config dir (0600)').action(
   (o: ConnectionOptions) => {
     json = Boolean(o.json);
@@ -46,50 +78,145 @@ apiCommand('login', 'check an access token and save it with the API address in y
   },
 );
 
-apiCommand('deploy', 'deploy an image, a directory (--dir, zipped and uploaded) or a Git repository')
+apiCommand(
+  'deploy',
+  'deploy this folder (or --dir, --image, --git): the first time it creates the app and links the folder to it ' +
+    '(.slipway/app.json); in a linked folder it ships a new release of the same app, at the same URL',
+)
   .option('--image <ref>', 'a container image the server has or can pull')
-  .option('--dir <path>', 'a directory; what its .gitignore and .dockerignore exclude stays here')
-  .option('--git <url>', 'a Git repository URL')
-  .option('--branch <name>', 'branch of --git (its default branch otherwise)')
-  .option('--dockerfile <path>', 'Dockerfile of --dir or --git, relative to its root (detected otherwise)')
-  .requiredOption('--name <name>', 'deployment name: lowercase letters, digits and -')
-  .option('--port <port>', 'port the app listens on', '8080')
   .option(
-    '--env <KEY=VALUE>',
-    'environment variable, repeatable; a bare KEY takes its value from this shell',
-    (v: string, acc: string[]) => [...acc, v],
-    [] as string[],
+    '--dir <path>',
+    'the folder to deploy (default: this one); what its .gitignore and .dockerignore exclude stays here',
   )
+  .option('--git <url>', 'a Git repository URL (creates an app; a linked app takes new code from a folder or image)')
+  .option('--branch <name>', 'branch of --git (its default branch otherwise)')
+  .option('--dockerfile <path>', 'Dockerfile of the folder or --git, relative to its root (detected otherwise)')
+  .option(
+    '--name <name>',
+    "deployment name: lowercase letters, digits and - (default: the folder's, image's or repository's)",
+  )
+  .option('--port <port>', 'port the app listens on (default 8080); set when the app is created')
+  .option('--env <KEY=VALUE>', ENV_REPLACES, collect, [] as string[])
+  .option('--new', 'create a new app even in a linked folder, and link the folder to it (the old app keeps running)')
   .option('--request-id <key>', 'idempotency key: a retry with the same key starts nothing new')
-  .option('--wait', 'follow it until it runs or fails: live progress on a terminal, plain lines otherwise')
+  .option('--wait', 'follow it until it runs or fails: build lines as they come, then the outcome')
   .option('--timeout <duration>', 'how long --wait follows, e.g. 90s, 15m, 1h', '15m')
   .action((o: DeployOptions & ConnectionOptions) => withApi(o, (api, out) => deploy(api, out, o)));
 
+apiCommand('link', 'link this folder to an existing deployment: later commands here act on it without an ID')
+  .argument('<target>', 'deployment ID or name (a name several deployments share is refused, with them listed)')
+  .option('--dir <path>', 'the folder to link (default: this one)')
+  .action((given: string, o: ConnectionOptions & { dir?: string }) =>
+    withApi(o, (api, out) => link(api, out, given, o)),
+  );
+
+program
+  .command('unlink')
+  .description("remove this folder's link (.slipway/app.json); the deployment itself stays as it is")
+  .option('--dir <path>', 'the folder to unlink (default: this one)')
+  .option('--json', 'print one JSON document on stdout')
+  .action((o: { dir?: string; json?: boolean }) => {
+    json = Boolean(o.json);
+    return unlink(output(json), o);
+  });
+
+apiCommand('list', 'the deployments this token can see, newest first (* marks the one this folder is linked to)')
+  .option('--limit <n>', 'how many, 1 to 100', '20')
+  .action((o: ConnectionOptions & { limit: string }) => withApi(o, (api, out) => list(api, out, o)));
+
+apiCommand('open', "print a deployment's URL, and open it in the browser when run on a terminal")
+  .argument('[target]', TARGET)
+  .action((given: string | undefined, o: ConnectionOptions) =>
+    onDeployment(o, given, (api, out, t) => open(api, out, t)),
+  );
+
 apiCommand('status', "a deployment's status, URL, env names, releases and events")
-  .argument('<id>', 'deployment ID')
-  .action((id: string, o: ConnectionOptions) => withApi(o, (api, out) => status(api, out, id)));
+  .argument('[target]', TARGET)
+  .action((given: string | undefined, o: ConnectionOptions) =>
+    onDeployment(o, given, (api, out, t) => status(api, out, t)),
+  );
 
 apiCommand('logs', "a deployment's last log lines (build, system, app)")
-  .argument('<id>', 'deployment ID')
+  .argument('[target]', TARGET)
   .option('-f, --follow', 'keep printing new lines until it is destroyed (Ctrl-C stops)')
+  .option('--build', "only the build's output (followed on the event stream)")
+  .option('--system', "only Slipway's notices (followed on the event stream)")
+  .option('--app', "only the app's own output")
   .option('--limit <n>', 'how many of the last lines, 1 to 1000', '100')
-  .action((id: string, o: ConnectionOptions & { follow?: boolean; limit: string }) =>
-    withApi(o, (api, out) => logs(api, out, id, o)),
+  .action((given: string | undefined, o: ConnectionOptions & LogsOptions) =>
+    onDeployment(o, given, (api, out, t) => logs(api, out, t, o)),
   );
 
-apiCommand('rollback', 'go back to an earlier release (by default the last healthy one)')
-  .argument('<id>', 'deployment ID')
-  .option('--revision <n>', 'the release to go back to (slipway status lists them)')
-  .option('--wait', 'follow the rollback until the release serves or the rollback fails')
-  .option('--timeout <duration>', 'how long --wait follows, e.g. 90s, 15m', '10m')
-  .action((id: string, o: ConnectionOptions & { revision?: string; wait?: boolean; timeout: string }) =>
-    withApi(o, (api, out) => rollback(api, out, id, o)),
+apiCommand('releases', "a deployment's releases, newest first: what rollback can go back to")
+  .argument('[target]', TARGET)
+  .option('--limit <n>', 'how many, 1 to 100', '20')
+  .action((given: string | undefined, o: ConnectionOptions & { limit: string }) =>
+    onDeployment(o, given, (api, out, t) => releases(api, out, t, o)),
   );
+
+waitOptions(
+  apiCommand('rollback', 'go back to an earlier release (by default the last healthy one)')
+    .argument('[target]', TARGET)
+    .argument('[revision]', 'the release to go back to, 3 or r3 (slipway releases lists them)')
+    .option('--revision <n>', 'the same as the revision argument'),
+  'rollback',
+  '10m',
+).action((first: string | undefined, second: string | undefined, o: WaitOptions & { revision?: string }) => {
+  const { given, revision } = rollbackArgs(first, second, o.revision);
+  return onDeployment(o, given, (api, out, t) => rollback(api, out, t, revision, o));
+});
+
+waitOptions(
+  apiCommand('redeploy', 'a new release of the same source, or with --env a new environment')
+    .argument('[target]', TARGET)
+    .option('--env <KEY=VALUE>', ENV_REPLACES, collect, [] as string[]),
+  'redeploy',
+  '15m',
+).action((given: string | undefined, o: WaitOptions & { env: string[] }) =>
+  onDeployment(o, given, (api, out, t) => redeploy(api, out, t, o)),
+);
+
+const env = program
+  .command('env')
+  .description(
+    "a deployment's environment: names only, values are never shown. To change it, slipway redeploy --env K=V … " +
+      'with every variable (those not given are removed)',
+  );
+apiCommand('list', 'the names of the environment variables', env)
+  .argument('[target]', TARGET)
+  .action((given: string | undefined, o: ConnectionOptions) =>
+    onDeployment(o, given, (api, out, t) => envList(api, out, t)),
+  );
+
+waitOptions(
+  apiCommand('stop', 'stop every instance; the URL answers 503 until start').argument('[target]', TARGET),
+  'stop',
+  '5m',
+).action((given: string | undefined, o: WaitOptions) => onDeployment(o, given, (api, out, t) => stop(api, out, t, o)));
+
+waitOptions(
+  apiCommand('start', 'start a stopped deployment again: the same release, the same URL').argument('[target]', TARGET),
+  'start',
+  '10m',
+).action((given: string | undefined, o: WaitOptions) => onDeployment(o, given, (api, out, t) => start(api, out, t, o)));
+
+waitOptions(
+  apiCommand('scale', 'run N instances of the serving release (0 stops it)')
+    .argument('[target]', TARGET)
+    .argument('[replicas]', 'the number of instances (with one argument, it is this)'),
+  'scale',
+  '10m',
+).action((first: string | undefined, second: string | undefined, o: WaitOptions) => {
+  const { given, replicas } = scaleArgs(first, second);
+  return onDeployment(o, given, (api, out, t) => scale(api, out, t, replicas, o));
+});
 
 apiCommand('destroy', 'destroy a deployment for good (asks you to type its name unless --yes)')
-  .argument('<id>', 'deployment ID')
+  .argument('[target]', TARGET)
   .option('-y, --yes', 'do not ask')
-  .action((id: string, o: ConnectionOptions & { yes?: boolean }) => withApi(o, (api, out) => destroy(api, out, id, o)));
+  .action((given: string | undefined, o: ConnectionOptions & { yes?: boolean }) =>
+    onDeployment(o, given, (api, out, t) => destroy(api, out, t, o)),
+  );
 
 registerAdmin(program);
 // The MCP tools over stdio for a local agent (api/mcp/stdio.ts): loaded only for this command, it composes the api.

@@ -6,6 +6,11 @@ export interface Output {
   json: boolean;
   /** A live display on a terminal, plain lines otherwise, nothing for --json. Progress goes to stderr. */
   progress(startedAt?: number): Progress;
+  /**
+   * One line per status change and log line on stderr, terminal or not (nothing for --json): for a release replacing
+   * a serving one, whose deployment stays running throughout, so the phases the live display draws do not apply.
+   */
+  lines(startedAt?: number): Progress;
   result(value: unknown, text: string): void;
   info(text: string): void;
 }
@@ -23,6 +28,7 @@ export function output(json: boolean): Output {
         : isInteractive(process.stderr)
           ? terminalProgress(process.stderr, startedAt)
           : plainProgress(process.stderr, startedAt),
+    lines: (startedAt) => (json ? silentProgress : plainProgress(process.stderr, startedAt)),
     result(value, text) {
       process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${text}\n`);
     },
@@ -38,13 +44,4 @@ export function parseTimeout(value: string): number {
   const m = /^(\d+)(s|m|h)?$/.exec(value.trim());
   if (!m) throw new CliError(`--timeout ${value} is not a duration`, 'write it as 90s, 15m or 1h');
   return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 's' | 'm' | 'h'];
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Checked before any request, so a typo is named as such instead of coming back as a 404. */
-export function deploymentId(value: string): string {
-  if (!UUID.test(value))
-    throw new CliError(`"${value}" is not a deployment ID`, 'IDs look like 3f2b…-…; slipway deploy prints them');
-  return value.toLowerCase();
 }

@@ -12,7 +12,16 @@ export interface DeploymentView {
   error?: { code: string; phase?: string; message: string; hint?: string; exitCode?: number; lastLines?: string[] };
   revision?: number;
   replicas?: number;
-  lastFailure?: { phase?: string; message: string; hint?: string; at?: string };
+  lastFailure?: {
+    phase?: string;
+    command?: string;
+    revision?: number;
+    message: string;
+    exitCode?: number;
+    lastLines?: string[];
+    hint?: string;
+    at?: string;
+  };
   releases?: { total: number; recent: Release[] };
 }
 

@@ -1,11 +1,13 @@
 import path from 'node:path';
 
 import { type Api, unwrap } from '../api';
-import { packDirectory } from '../archive';
 import { CliError } from '../errors';
 import { followDeployment } from '../follow';
+import { type Link, readLink, writeLink, type Written } from '../link';
 import { type Output, parseTimeout } from '../output';
 import type { DeploymentView } from '../view';
+import { shipRelease } from './release';
+import { baseNameOf, nameFrom, parseEnv, parsePort, uploadFolder } from './source';
 import { describeFailure } from './status';
 
 export interface DeployOptions {
@@ -14,36 +16,47 @@ export interface DeployOptions {
   git?: string;
   branch?: string;
   dockerfile?: string;
-  name: string;
-  port: string;
+  name?: string;
+  port?: string;
   env: string[];
   requestId?: string;
   wait?: boolean;
   timeout: string;
+  new?: boolean;
 }
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** The one source of a deploy; none given is the folder it runs in. */
+export type Source = { kind: 'image'; image: string } | { kind: 'dir'; dir: string } | { kind: 'git'; url: string };
 
-/** `K=V` sets K; a bare `K` takes K's value from this shell, as `docker run -e K` does. */
-export function parseEnv(pairs: string[]): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const pair of pairs) {
-    const eq = pair.indexOf('=');
-    const key = eq === -1 ? pair : pair.slice(0, eq);
-    if (!ENV_NAME.test(key))
-      throw new CliError(`--env ${key}: not a variable name`, 'names match [A-Za-z_][A-Za-z0-9_]*');
-    const value = eq === -1 ? process.env[key] : pair.slice(eq + 1);
-    if (value === undefined) throw new CliError(`--env ${key}: not set in this shell`, `write --env ${key}=value`);
-    env[key] = value;
+function sourceOf(o: DeployOptions): Source {
+  const given = [o.image, o.dir, o.git].filter((s) => s !== undefined).length;
+  if (given > 1)
+    throw new CliError('give one source at most', 'use --image REF, --dir PATH or --git URL (or none: this folder)');
+  if (o.branch && !o.git) throw new CliError('--branch goes with --git');
+  if (o.dockerfile && o.image) throw new CliError('--dockerfile goes with a folder or --git');
+  if (o.image !== undefined) return { kind: 'image', image: o.image };
+  if (o.git !== undefined) return { kind: 'git', url: o.git };
+  return { kind: 'dir', dir: o.dir ?? '.' };
+}
+
+/**
+ * `slipway deploy`: in a folder linked to an app, a new release of that app (same ID, same URL; see release.ts);
+ * anywhere else, or with --new, a new app, and the folder is linked to it. The folder is --dir's, or the one it runs
+ * in. A Git deploy creates an app and links nothing: a linked app's new releases come from a folder or an image.
+ */
+export async function deploy(api: Api, out: Output, o: DeployOptions): Promise<void> {
+  const source = sourceOf(o);
+  const folder = path.resolve(source.kind === 'dir' ? source.dir : '.');
+  const link = await readLink(folder);
+  if (link && !o.new) {
+    if (source.kind === 'git')
+      throw new CliError(
+        `${folder} is linked to ${link.name}, whose new releases come from this folder or an image, not from --git`,
+        'pass --new to create a separate app from the repository, or run it from a folder with no link',
+      );
+    return shipRelease(api, out, { folder, link, source, o });
   }
-  return env;
-}
-
-function parsePort(value: string): number {
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 1 || port > 65535)
-    throw new CliError(`--port ${value} is not a port`, 'give the port the app listens on, 1 to 65535');
-  return port;
+  return create(api, out, { folder, previous: link, source, o });
 }
 
 interface Accepted {
@@ -51,50 +64,46 @@ interface Accepted {
   statusUrl: string;
 }
 
-/**
- * Sends the deploy its source asks for: an image, a Git repository, or the directory zipped and uploaded first. The
- * deploy itself goes to the platform API (the upload has no route there), so a person's deploys and destroys do not
- * spend the compatibility API's writes, which scripts and agents on that API share per organisation.
- */
-async function submit(api: Api, out: Output, o: DeployOptions): Promise<Accepted> {
-  const sources = [o.image, o.dir, o.git].filter((s) => s !== undefined).length;
-  if (sources !== 1) throw new CliError('give exactly one source', 'use --image REF, --dir PATH or --git URL');
-  if (o.branch && !o.git) throw new CliError('--branch goes with --git');
-  if (o.dockerfile && o.image) throw new CliError('--dockerfile goes with --dir or --git');
+async function create(
+  api: Api,
+  out: Output,
+  c: { folder: string; previous: Link | undefined; source: Source; o: DeployOptions },
+): Promise<void> {
+  const { folder, source, o } = c;
+  const startedAt = Date.now();
+  const timeoutMs = parseTimeout(o.timeout);
+  const name = o.name ?? defaultName(source, folder);
   const common = {
-    name: o.name,
-    port: parsePort(o.port),
+    name,
+    port: parsePort(o.port ?? '8080'),
     envVars: parseEnv(o.env),
     ...(o.requestId ? { requestId: o.requestId } : {}),
   };
-  if (o.image) return unwrap((await api.post<unknown>('/platform/deployments', { image: o.image, ...common })).body);
-  let uploadId: string | undefined;
-  if (o.dir) {
-    const packed = await packDirectory(o.dir);
-    out.info(
-      `zipped ${packed.files.length} files (${(packed.zip.length / 1024).toFixed(1)} KiB) from ${path.resolve(o.dir)}` +
-        `${packed.ignored ? `, ${packed.ignored} ignored` : ''}` +
-        `${packed.skipped.length ? `; skipped (not regular files): ${packed.skipped.join(', ')}` : ''}`,
-    );
-    const form = new FormData();
-    form.append('archive', new Blob([new Uint8Array(packed.zip)], { type: 'application/zip' }), 'source.zip');
-    uploadId = (await api.request<{ uploadId: string }>('POST', '/compat/uploads/zip', { form })).body.uploadId;
-  }
-  const body = {
-    ...(uploadId ? { uploadId } : { repoUrl: o.git, ...(o.branch ? { branch: o.branch } : {}) }),
-    ...(o.dockerfile ? { dockerfilePath: o.dockerfile } : {}),
-    ...common,
-  };
-  return unwrap((await api.post<unknown>('/platform/deployments', body)).body);
-}
-
-export async function deploy(api: Api, out: Output, o: DeployOptions): Promise<void> {
-  const startedAt = Date.now();
-  const timeoutMs = parseTimeout(o.timeout);
-  const accepted = await submit(api, out, o);
+  // The deploy itself goes to the platform API, so a person's deploys do not spend the compatibility API's writes,
+  // which the organisation's scripts and agents share.
+  let body: Record<string, unknown>;
+  if (source.kind === 'image') body = { image: source.image, ...common };
+  else
+    body = {
+      ...(source.kind === 'dir'
+        ? { uploadId: await uploadFolder(api, out, source.dir) }
+        : { repoUrl: source.url, ...(o.branch ? { branch: o.branch } : {}) }),
+      ...(o.dockerfile ? { dockerfilePath: o.dockerfile } : {}),
+      ...common,
+    };
+  const accepted = unwrap<Accepted>((await api.post<unknown>('/platform/deployments', body)).body);
   const id = accepted.deployment.id;
+  // Linked as soon as the app exists: a Ctrl-C while following, or a failed first deploy, still leaves the folder
+  // pointing at it, so the next deploy fixes this app instead of making another.
+  const written =
+    source.kind === 'git'
+      ? undefined
+      : await linkFolder(out, folder, { deploymentId: id, name, apiUrl: api.url }, c.previous);
   if (!o.wait) {
-    out.result(accepted, `deployment ${id} accepted (${accepted.deployment.status})\nfollow it: slipway status ${id}`);
+    out.result(
+      { ...accepted, link: written ? { file: written.file } : null },
+      `deployment ${id} accepted (${accepted.deployment.status})\nfollow it: slipway status ${written ? '' : id}`.trimEnd(),
+    );
     return;
   }
   out.info(`deployment ${id} accepted`);
@@ -119,5 +128,38 @@ export async function deploy(api: Api, out: Output, o: DeployOptions): Promise<v
     out.result(final, `${final.name} is running at ${final.url ?? '(no URL)'} (${took})\nID ${id}`);
     return;
   }
-  throw new CliError(describeFailure(final), `read more with slipway logs ${id}`, 1, final);
+  throw new CliError(
+    describeFailure(final),
+    written
+      ? `fix it here and run slipway deploy again: it ships a new release of ${name}; read more with slipway logs`
+      : `read more with slipway logs ${id}`,
+    1,
+    final,
+  );
+}
+
+function defaultName(source: Source, folder: string): string {
+  const base = baseNameOf({
+    folder,
+    ...(source.kind === 'image' ? { image: source.image } : {}),
+    ...(source.kind === 'git' ? { git: source.url } : {}),
+  });
+  const name = nameFrom(base);
+  if (!name) throw new CliError(`cannot make a deployment name from "${base}"`, 'give one with --name');
+  return name;
+}
+
+async function linkFolder(out: Output, folder: string, link: Link, previous: Link | undefined): Promise<Written> {
+  const written = await writeLink(folder, link);
+  const ignored = written.ignoredIn.length ? `; .slipway/ added to ${written.ignoredIn.join(' and ')}` : '';
+  out.info(
+    `linked ${folder} to ${link.name} (${path.relative(folder, written.file)}${ignored}): ` +
+      'slipway deploy here now ships a new release of it, at the same URL',
+  );
+  if (previous && previous.deploymentId !== link.deploymentId)
+    out.info(
+      `the folder was linked to ${previous.name} (${previous.deploymentId}), which keeps running: ` +
+        `slipway destroy ${previous.deploymentId} when it is no longer needed`,
+    );
+  return written;
 }

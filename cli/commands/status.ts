@@ -1,5 +1,6 @@
-import { type Api, unwrap } from '../api';
-import { deploymentId, type Output } from '../output';
+import type { Api } from '../api';
+import type { Output } from '../output';
+import { readDeployment, type Target } from '../target';
 import { type DeploymentView, printable } from '../view';
 
 /** "failed while starting: <message>", then the hint and the last lines when the server gives them. */
@@ -59,7 +60,7 @@ export function statusText(d: DeploymentView): string {
   return out.join('\n');
 }
 
-export async function status(api: Api, out: Output, id: string): Promise<void> {
-  const d = unwrap<DeploymentView>((await api.get<unknown>(`/platform/deployments/${deploymentId(id)}`)).body);
+export async function status(api: Api, out: Output, target: Target): Promise<void> {
+  const d = await readDeployment(api, target);
   out.result(d, statusText(d));
 }

@@ -1,0 +1,166 @@
+import { type Api, unwrap } from '../api';
+import { CliError } from '../errors';
+import { type CommandAccepted, type CommandProgress, eventCursor, followCommand } from '../follow';
+import { type Output, parseTimeout } from '../output';
+import { isDeploymentId, onTarget, readDeployment, type Target } from '../target';
+import type { DeploymentView } from '../view';
+import { describeRelease } from './release';
+import { envChange, parseEnv } from './source';
+
+export interface ControlOptions {
+  wait?: boolean;
+  timeout: string;
+}
+
+type CommandName = 'stop' | 'start' | 'scale' | 'redeploy' | 'rollback';
+
+interface Wording {
+  /** "rollback to r3", "scale to 2 instances": what was asked, for the accepted line. */
+  asked: string;
+  /** The line once it has succeeded. */
+  done(p: CommandProgress, d: DeploymentView): string;
+}
+
+/**
+ * Sends one of the deployment's commands; the server answers once its workflow has accepted it (or 400 naming the
+ * status and the commands it accepts). With --wait, follows it to its end (see followCommand): exit 0 when it
+ * succeeded, 1 with why when it failed (a redeploy or rollback says what still serves), 2 after --timeout.
+ */
+async function send(
+  api: Api,
+  out: Output,
+  target: Target,
+  name: CommandName,
+  body: unknown,
+  o: ControlOptions,
+  words: Wording,
+  before?: DeploymentView,
+): Promise<void> {
+  const startedAt = Date.now();
+  const timeoutMs = parseTimeout(o.timeout);
+  // Where the event stream ends before the command, so following it shows what it does and nothing older.
+  const from = o.wait ? await eventCursor(api, before ?? (await readDeployment(api, target))) : undefined;
+  const r = await onTarget(target, () =>
+    api.request<unknown>('POST', `/platform/deployments/${target.id}/${name}`, { json: body }),
+  );
+  const accepted = unwrap<CommandAccepted>(r.body);
+  const app = accepted.deployment.name;
+  const again = target.link ? 'slipway status' : `slipway status ${target.id}`;
+  if (!o.wait) {
+    out.result(accepted, `${words.asked} of ${app} accepted (${accepted.command.id})\nfollow it: ${again}`);
+    return;
+  }
+  out.info(`${words.asked} of ${app} accepted; following it`);
+  const progress = out.lines(startedAt);
+  let ended: Awaited<ReturnType<typeof followCommand>>;
+  try {
+    ended = await followCommand(api, target.id, accepted.command, {
+      progress,
+      timeoutMs,
+      logs: !out.json,
+      ...(from ? { from } : {}),
+    });
+  } finally {
+    progress.stop();
+  }
+  const { progress: p, deployment: d } = ended;
+  if (p.state === 'succeeded') {
+    out.result(p, words.done(p, d));
+    return;
+  }
+  const why =
+    name === 'redeploy' || name === 'rollback'
+      ? describeRelease(d, p.message)
+      : `the ${name} of ${app} failed: ${p.message ?? 'no reason given'}`;
+  throw new CliError(why, `${again} shows where it stands`, 1, p);
+}
+
+export async function stop(api: Api, out: Output, target: Target, o: ControlOptions): Promise<void> {
+  await send(api, out, target, 'stop', {}, o, {
+    asked: 'stop',
+    done: (_p, d) => `${d.name} is stopped; its URL answers 503 until slipway start`,
+  });
+}
+
+export async function start(api: Api, out: Output, target: Target, o: ControlOptions): Promise<void> {
+  await send(api, out, target, 'start', {}, o, {
+    asked: 'start',
+    done: (_p, d) => `${d.name} is running again at ${d.url ?? '(no URL)'} (release r${d.revision ?? '?'})`,
+  });
+}
+
+/** `scale [ID|NAME] N`: with one argument, it is N and the deployment is the folder's link. */
+export function scaleArgs(first: string | undefined, second: string | undefined): { given?: string; replicas: number } {
+  const [given, raw] = second === undefined ? [undefined, first] : [first, second];
+  if (raw === undefined)
+    throw new CliError('give the number of instances', 'slipway scale [ID|NAME] N, e.g. slipway scale 2');
+  if (!/^\d{1,4}$/.test(raw))
+    throw new CliError(`${raw} is not a number of instances`, 'give 0 (the same as stop) or more');
+  return { ...(given !== undefined ? { given } : {}), replicas: Number(raw) };
+}
+
+export async function scale(api: Api, out: Output, target: Target, replicas: number, o: ControlOptions) {
+  const n = (k: number) => `${k} instance${k === 1 ? '' : 's'}`;
+  await send(api, out, target, 'scale', { replicas }, o, {
+    asked: `scale to ${n(replicas)}`,
+    done: (p, d) => `${d.name} runs ${n(p.outcome?.replicas ?? replicas)} of release r${p.outcome?.revision ?? '?'}`,
+  });
+}
+
+/**
+ * The same source again as a new release, or with --env a new environment, which replaces the whole set: the names
+ * that go are said before it is sent. Values are never printed.
+ */
+export async function redeploy(api: Api, out: Output, target: Target, o: ControlOptions & { env: string[] }) {
+  const envVars = o.env.length ? parseEnv(o.env) : undefined;
+  const before = await readDeployment(api, target);
+  if (envVars) out.info(envChange(before.envVarNames ?? [], Object.keys(envVars).sort()));
+  await send(
+    api,
+    out,
+    target,
+    'redeploy',
+    envVars ? { envVars } : {},
+    o,
+    {
+      asked: 'redeploy',
+      done: (p, d) => `${d.name} is running release r${p.outcome?.revision ?? '?'} at ${d.url ?? '(no URL)'}`,
+    },
+    before,
+  );
+}
+
+const REVISION = /^r?(\d{1,9})$/;
+
+/**
+ * `rollback [ID|NAME] [REVISION]` (or --revision N): a lone argument that reads as a revision (3 or r3) is one, for
+ * the folder's linked deployment; anything else names the deployment.
+ */
+export function rollbackArgs(
+  first: string | undefined,
+  second: string | undefined,
+  flag: string | undefined,
+): { given?: string; revision?: number } {
+  let given: string | undefined;
+  let raw: string | undefined;
+  if (second !== undefined) [given, raw] = [first, second];
+  else if (first !== undefined && REVISION.test(first) && !isDeploymentId(first)) raw = first;
+  else given = first;
+  if (flag !== undefined) {
+    if (raw !== undefined) throw new CliError('give the revision once: as an argument or as --revision');
+    raw = flag;
+  }
+  const out = given !== undefined ? { given } : {};
+  if (raw === undefined) return out;
+  const m = REVISION.exec(raw);
+  if (!m || Number(m[1]) < 1) throw new CliError(`${raw} is not a revision`, 'slipway releases lists them (r1, r2, …)');
+  return { ...out, revision: Number(m[1]) };
+}
+
+export async function rollback(api: Api, out: Output, target: Target, revision: number | undefined, o: ControlOptions) {
+  await send(api, out, target, 'rollback', revision === undefined ? {} : { revision }, o, {
+    asked: `rollback to ${revision ? `revision ${revision}` : 'the last healthy release'}`,
+    done: (p, d) =>
+      `${d.name} rolled back: release r${p.outcome?.revision ?? '?'} serves (${p.outcome?.status ?? '?'})`,
+  });
+}

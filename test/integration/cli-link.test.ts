@@ -1,0 +1,304 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import { cliRunner } from '../helpers/cli-runner';
+import { client } from '../helpers/client';
+import { edgeAgent, edgeGet } from '../helpers/edge';
+import { eventually, type Harness, startHarness } from '../helpers/harness';
+import { buildFixtureImage } from '../helpers/images';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const SITE = path.join(ROOT, 'test', 'fixtures', 'sources', 'static-site');
+
+/**
+ * The developer's loop on the real stack: the first `slipway deploy` in a folder creates the app and links the folder
+ * to it; every later one ships a release of the same deployment; the other commands act on the link.
+ */
+describe('slipway deploy, link and the commands on a linked folder', () => {
+  let h: Harness;
+  let token: string;
+  let hello: string;
+  let crash: string;
+  let home: string;
+  let scratch: string;
+  /** The api's access log: one JSON line per request, with its route and method. */
+  const apiLog: string[] = [];
+  const { slipway, inTerminal } = cliRunner(() => ({
+    ...process.env,
+    SLIPWAY_URL: h.baseUrl,
+    SLIPWAY_TOKEN: token,
+    XDG_CONFIG_HOME: home,
+    CI: undefined,
+  }));
+  const agent = edgeAgent();
+  const get = (url: string) => edgeGet(url, { agent });
+
+  /** A folder of its own under the test's scratch folder, filled from `from` when given. */
+  async function folder(name: string, from?: string): Promise<string> {
+    const dir = path.join(scratch, name);
+    if (from) await fs.cp(from, dir, { recursive: true });
+    else await fs.mkdir(dir);
+    return dir;
+  }
+  const json = <T>(r: { stdout: string }) => JSON.parse(r.stdout) as T;
+  const linkOf = async (dir: string) =>
+    JSON.parse(await fs.readFile(path.join(dir, '.slipway', 'app.json'), 'utf8')) as Record<string, string>;
+  /** Requests the api served since `from` in its access log, as "METHOD route". */
+  const requestsSince = (from: number) =>
+    apiLog
+      .slice(from)
+      .map((l) => JSON.parse(l) as { route?: string; method?: string })
+      .filter((l) => l.method !== undefined && l.route !== undefined)
+      .map((l) => `${l.method} ${l.route}`);
+
+  beforeAll(async () => {
+    h = await startHarness(
+      'clilink',
+      {
+        RATE_LIMIT_COMPAT_READS_PER_MIN: '100000',
+        RATE_LIMIT_COMPAT_WRITES_PER_HOUR: '10000',
+        RATE_LIMIT_PLATFORM_PER_15MIN: '100000',
+        LOG_LEVEL: 'info',
+      },
+      { logDestination: { write: (line: string) => void apiLog.push(line) } },
+    );
+    token = (await h.newOrg('pro')).token;
+    hello = await buildFixtureImage(h.docker, 'hello');
+    crash = await buildFixtureImage(h.docker, 'crash');
+    home = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-cli-home-'));
+    scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-cli-link-'));
+  }, 300_000);
+  afterAll(async () => {
+    await agent.close();
+    await h?.stop();
+    for (const dir of [home, scratch]) if (dir) await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  describe('a folder deployed twice', () => {
+    let dir: string;
+    let id: string;
+    let url: string;
+
+    it('in a terminal, the first deploy creates the app, links the folder and adds .slipway/ to its ignore files', async () => {
+      dir = await folder('site', SITE);
+      await fs.writeFile(path.join(dir, '.gitignore'), 'node_modules');
+      await fs.writeFile(path.join(dir, '.dockerignore'), '.git\n');
+      const r = await inTerminal(['deploy', '--name', 'cli-link-site', '--wait'], undefined, { cwd: dir });
+      expect(r.code).toBe(0);
+      expect(r.screen).toContain(`linked ${dir} to cli-link-site`);
+      expect(r.screen).toContain('.slipway/ added to .gitignore and .dockerignore');
+      url = /is running at (http:\S+)/.exec(r.screen)![1]!;
+      id = /ID (\S+)/.exec(r.screen)![1]!;
+      expect(await linkOf(dir)).toEqual({ deploymentId: id, name: 'cli-link-site', apiUrl: h.baseUrl });
+      expect(await fs.readFile(path.join(dir, '.slipway', 'app.json'), 'utf8')).not.toContain(token);
+      expect((await fs.readFile(path.join(dir, '.gitignore'), 'utf8')).split('\n')).toContain('.slipway/');
+      expect((await fs.readFile(path.join(dir, '.dockerignore'), 'utf8')).split('\n')).toContain('.slipway/');
+      expect((await get(url)).status).toBe(200);
+      const build = json<{ lines: { stream: string }[] }>(await slipway(['logs', '--build', '--json'], { cwd: dir }));
+      expect(build.lines.length).toBeGreaterThan(0);
+      expect(build.lines.every((l) => l.stream === 'build')).toBe(true);
+    });
+
+    it('--new creates another app and links the folder to it; the first keeps running', async () => {
+      const r = await slipway(['deploy', '--new', '--name', 'cli-link-site2', '--json'], { cwd: dir });
+      expect(r.code).toBe(0);
+      const accepted = json<{ deployment: { id: string }; link: { file: string } }>(r);
+      expect(accepted.deployment.id).not.toBe(id);
+      expect(accepted.link.file).toBe(path.join(dir, '.slipway', 'app.json'));
+      expect(r.stderr).toContain(`the folder was linked to cli-link-site (${id}), which keeps running`);
+      expect(await linkOf(dir)).toMatchObject({ deploymentId: accepted.deployment.id, name: 'cli-link-site2' });
+      // Not added twice.
+      expect((await fs.readFile(path.join(dir, '.gitignore'), 'utf8')).match(/\.slipway\//g)).toHaveLength(1);
+      expect((await slipway(['destroy', '--yes'], { cwd: dir })).code).toBe(0);
+      await expect(fs.stat(path.join(dir, '.slipway'))).rejects.toThrow('ENOENT');
+      expect((await slipway(['link', 'cli-link-site'], { cwd: dir })).code).toBe(0);
+    });
+  });
+
+  it('link NAME, an ambiguous name refused with the candidates, unlink, and commands without a link', async () => {
+    const dir = await folder('images');
+    const first = await slipway(['deploy', '--image', hello, '--name', 'cli-twin', '--json'], { cwd: dir });
+    const a = json<{ deployment: { id: string } }>(first).deployment.id;
+    expect(await linkOf(dir)).toEqual({ deploymentId: a, name: 'cli-twin', apiUrl: h.baseUrl });
+    // The same name again, in another folder: names are not unique.
+    const other = await folder('images-twin');
+    const b = json<{ deployment: { id: string } }>(
+      await slipway(['deploy', '--image', hello, '--name', 'cli-twin', '--json'], { cwd: other }),
+    ).deployment.id;
+
+    const ambiguous = await slipway(['link', 'cli-twin'], { cwd: dir });
+    expect(ambiguous.code).toBe(1);
+    expect(ambiguous.stderr).toContain('2 deployments are named cli-twin');
+    expect(ambiguous.stderr).toContain(a);
+    expect(ambiguous.stderr).toContain(b);
+    expect(ambiguous.stderr).toContain('give the ID of the one you mean');
+    const ambiguousJson = json<{ candidates: { id: string }[] }>(await slipway(['link', 'cli-twin', '--json']));
+    expect(ambiguousJson.candidates.map((c) => c.id).sort()).toEqual([a, b].sort());
+    expect(await linkOf(dir)).toMatchObject({ deploymentId: a });
+
+    const none = await slipway(['link', 'cli-nobody'], { cwd: dir });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('no deployment named cli-nobody');
+
+    const linked = await slipway(['link', b, '--json'], { cwd: dir });
+    expect(json(linked)).toMatchObject({
+      file: path.join(dir, '.slipway', 'app.json'),
+      deploymentId: b,
+      name: 'cli-twin',
+      apiUrl: h.baseUrl,
+      ignoredIn: [],
+    });
+    expect(Object.keys(json(linked)).sort()).toEqual(['apiUrl', 'deploymentId', 'file', 'ignoredIn', 'name', 'url']);
+    expect(json<{ id: string }>(await slipway(['status', '--json'], { cwd: dir })).id).toBe(b);
+
+    const unlinked = await slipway(['unlink', '--json'], { cwd: dir });
+    expect(json(unlinked)).toEqual({
+      file: path.join(dir, '.slipway', 'app.json'),
+      unlinked: true,
+      deploymentId: b,
+      name: 'cli-twin',
+    });
+    expect(json(await slipway(['unlink', '--json'], { cwd: dir }))).toEqual({ file: null, unlinked: false });
+    const unlinkedStatus = await slipway(['status'], { cwd: dir });
+    expect(unlinkedStatus.code).toBe(1);
+    expect(unlinkedStatus.stderr).toContain(`${dir} is not linked to one`);
+    expect(unlinkedStatus.stderr).toContain('slipway link ID|NAME');
+
+    expect((await slipway(['destroy', a, '--yes'])).code).toBe(0);
+    expect((await slipway(['destroy', b, '--yes'])).code).toBe(0);
+  });
+
+  it('a stale link (destroyed, another organisation’s, another server’s) says so and how to fix it', async () => {
+    const dir = await folder('stale');
+    const id = json<{ deployment: { id: string } }>(
+      await slipway(['deploy', '--image', hello, '--name', 'cli-stale', '--json'], { cwd: dir }),
+    ).deployment.id;
+
+    // Another organisation's token sees nothing of it: the same words as a destroyed one.
+    const stranger = (await h.newOrg('pro')).token;
+    const foreign = await slipway(['status'], { cwd: dir, env: { SLIPWAY_TOKEN: stranger } });
+    expect(foreign.code).toBe(1);
+    expect(foreign.stderr).toContain(`this folder is linked to cli-stale (${id}), which ${h.baseUrl} does not show`);
+
+    expect((await client(h, token).del(`/platform/deployments/${id}`)).status).toBe(204);
+    for (const args of [['status'], ['deploy'], ['logs'], ['env', 'list'], ['redeploy']]) {
+      const r = await slipway(args, { cwd: dir });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`this folder is linked to cli-stale (${id}), which ${h.baseUrl} does not show`);
+      expect(r.stderr).toContain('slipway link ID|NAME');
+      expect(r.stderr).toContain('slipway deploy --new');
+    }
+    const asJson = await slipway(['status', '--json'], { cwd: dir });
+    expect(json(asJson)).toMatchObject({ status: 404, link: path.join(dir, '.slipway', 'app.json') });
+
+    const elsewhere = await slipway(['status'], { cwd: dir, env: { SLIPWAY_URL: 'http://127.0.0.1:9' } });
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stderr).toContain(
+      `linked to cli-stale on ${h.baseUrl}, but this command talks to http://127.0.0.1:9`,
+    );
+    expect(elsewhere.stderr).toContain(`--url ${h.baseUrl}`);
+  });
+
+  it('in a linked folder every command takes the link; --json prints one document of each shape; env values never show', async () => {
+    const dir = await folder('env');
+    const secret = 'hunter2-never-printed';
+    const deployed = await slipway(
+      [
+        'deploy',
+        '--image',
+        hello,
+        '--name',
+        'cli-env',
+        '--env',
+        `API_KEY=${secret}`,
+        '--env',
+        'MODE=first-mode',
+        '--wait',
+        '--json',
+      ],
+      { cwd: dir },
+    );
+    expect(deployed.code).toBe(0);
+    const d = json<{ id: string; url: string; envVarNames: string[] }>(deployed);
+    expect(d.envVarNames).toEqual(['API_KEY', 'MODE']);
+    const outputs = [deployed.stdout, deployed.stderr];
+
+    const list = await slipway(['list', '--json'], { cwd: dir });
+    expect(json(list)).toMatchObject({ deployments: expect.arrayContaining([expect.objectContaining({ id: d.id })]) });
+    expect((await slipway(['list'], { cwd: dir })).stdout).toMatch(
+      new RegExp(`^\\* cli-env +running +r1 +http\\S+ +${d.id}$`, 'm'),
+    );
+    const status = await slipway(['status', '--json'], { cwd: dir });
+    expect(json(status)).toMatchObject({ id: d.id, name: 'cli-env', url: d.url });
+    expect(json(await slipway(['open', '--json'], { cwd: dir }))).toEqual({ id: d.id, name: 'cli-env', url: d.url });
+    const releases = await slipway(['releases', '--json'], { cwd: dir });
+    expect(json(releases)).toMatchObject({ releases: [{ revision: 1 }], total: 1 });
+    const logs = await slipway(['logs', '--app', '--json'], { cwd: dir });
+    const lines = json<{ deploymentId: string; lines: { stream: string }[] }>(logs);
+    expect(lines.deploymentId).toBe(d.id);
+    expect(lines.lines.every((l) => l.stream === 'stdout' || l.stream === 'stderr')).toBe(true);
+    const env = await slipway(['env', 'list', '--json'], { cwd: dir });
+    expect(json(env)).toEqual({ id: d.id, name: 'cli-env', envVarNames: ['API_KEY', 'MODE'] });
+    const envText = await slipway(['env', 'list'], { cwd: dir });
+    expect(envText.stdout).toBe('API_KEY\nMODE\n');
+    outputs.push(list.stdout, status.stdout, releases.stdout, logs.stdout, env.stdout, envText.stdout);
+    outputs.push((await slipway(['status'], { cwd: dir })).stdout);
+
+    // A new environment replaces the whole set: the names that go are said first, the values never.
+    const from = apiLog.length;
+    const redeployed = await slipway(['redeploy', '--env', 'MODE=second-mode', '--wait', '--json'], { cwd: dir });
+    expect(redeployed.code).toBe(0);
+    expect(redeployed.stderr).toContain('the environment is replaced by MODE (removed: API_KEY)');
+    expect(json(redeployed)).toMatchObject({ state: 'succeeded', outcome: { status: 'running', revision: 2 } });
+    const requests = requestsSince(from);
+    expect(requests.filter((r) => r === 'POST /platform/deployments/:id/redeploy')).toHaveLength(1);
+    expect(requests).toContain('GET /platform/deployments/:id/events');
+    expect(requests.filter((r) => r.includes('/compat'))).toEqual([]);
+    const plain = await slipway(['redeploy', '--env', `API_KEY=${secret}`, '--env', 'MODE=third-mode', '--wait'], {
+      cwd: dir,
+    });
+    expect(plain.code).toBe(0);
+    // The command's own status line, followed on the event stream.
+    expect(plain.stderr).toMatch(
+      /^\[\s*\d+\.\ds\] running: release 3: starting 1 instance beside the serving one \(env: API_KEY, MODE\)$/m,
+    );
+    expect(plain.stdout).toContain(`cli-env is running release r3 at ${d.url}`);
+    outputs.push(redeployed.stdout, redeployed.stderr, plain.stdout, plain.stderr);
+    outputs.push(await fs.readFile(path.join(dir, '.slipway', 'app.json'), 'utf8'));
+    for (const text of outputs)
+      for (const value of [secret, 'first-mode', 'second-mode', 'third-mode']) expect(text).not.toContain(value);
+
+    // The opener runs only for a person at a terminal; a pipe gets the URL alone.
+    const bin = await folder('bin');
+    const opened = path.join(bin, 'opened');
+    await fs.writeFile(path.join(bin, 'xdg-open'), `#!/bin/sh\necho "$OPEN_TAG $1" >> '${opened}'\n`, { mode: 0o755 });
+    const PATH = `${bin}${path.delimiter}${process.env.PATH ?? ''}`;
+    const piped = await slipway(['open'], { cwd: dir, env: { PATH, OPEN_TAG: 'pipe' } });
+    expect(piped.stdout).toBe(`${d.url}\n`);
+    const terminal = await inTerminal(['open'], undefined, { cwd: dir, env: { PATH, OPEN_TAG: 'tty' } });
+    expect(terminal.code).toBe(0);
+    expect(terminal.screen).toContain(d.url);
+    await eventually(
+      async () => ((await fs.readFile(opened, 'utf8').catch(() => '')) ? true : undefined),
+      'the opener',
+    );
+    expect(await fs.readFile(opened, 'utf8')).toBe(`tty ${d.url}\n`);
+
+    expect((await slipway(['destroy', '--yes', '--json'], { cwd: dir })).stdout).toContain('"unlinked"');
+  });
+
+  it('a first deploy --wait that fails: exit 1, the cause and the hint, and the folder stays linked to fix it', async () => {
+    const dir = await folder('crash');
+    const r = await slipway(['deploy', '--image', crash, '--name', 'cli-link-crash', '--wait'], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/slipway: cli-link-crash failed \(\w+\): /);
+    expect(r.stderr).toMatch(/^hint: \S/m);
+    expect(r.stderr).toContain('boom: missing DATABASE_URL');
+    expect(r.stderr).toContain('next: fix it here and run slipway deploy again');
+    const id = (await linkOf(dir)).deploymentId!;
+    const asJson = await slipway(['status', '--json'], { cwd: dir });
+    expect(json(asJson)).toMatchObject({ id, status: 'failed', error: { hint: expect.any(String) } });
+    expect((await slipway(['destroy', '--yes'], { cwd: dir })).code).toBe(0);
+  });
+});
