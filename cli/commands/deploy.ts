@@ -131,7 +131,7 @@ async function create(
   throw new CliError(
     describeFailure(final),
     written
-      ? `fix it here and run slipway deploy again: it ships a new release of ${name}; read more with slipway logs`
+      ? `fix it and run slipway deploy here again (a new release of ${name}); read more with slipway logs ${id}`
       : `read more with slipway logs ${id}`,
     1,
     final,

@@ -295,7 +295,7 @@ describe('slipway deploy, link and the commands on a linked folder', () => {
     expect(r.stderr).toMatch(/slipway: cli-link-crash failed \(\w+\): /);
     expect(r.stderr).toMatch(/^hint: \S/m);
     expect(r.stderr).toContain('boom: missing DATABASE_URL');
-    expect(r.stderr).toContain('next: fix it here and run slipway deploy again');
+    expect(r.stderr).toContain('next: fix it and run slipway deploy here again (a new release of cli-link-crash)');
     const id = (await linkOf(dir)).deploymentId!;
     const asJson = await slipway(['status', '--json'], { cwd: dir });
     expect(json(asJson)).toMatchObject({ id, status: 'failed', error: { hint: expect.any(String) } });
