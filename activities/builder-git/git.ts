@@ -6,6 +6,7 @@ import path from 'node:path';
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 
 import { cloneCheckout, cloneRepository } from '../../shared/build/git';
+import { hardenedGit } from '../../shared/build/git-hardening';
 import { type BlobStore, pathProblem } from '../../shared/builder/files';
 import type { GitBindingStore } from '../../shared/builder/git-store';
 import type { BuilderStore } from '../../shared/builder/store';
@@ -60,36 +61,7 @@ export function createGitActivities(deps: GitActivityDeps) {
       if (!(err instanceof OutboundTargetError)) throw err;
       throw refused(`refusing ${url}: ${err.reason}${err.openable ? ' (ALLOW_PRIVATE_GIT_HOSTS is off)' : ''}`);
     }
-    const pinned = target.family === 6 ? `[${target.address}]` : target.address;
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
-      HOME: cwd,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_TERMINAL_PROMPT: '0',
-      GIT_ASKPASS: 'true',
-      GIT_CONFIG_COUNT: '0',
-    };
-    const secrets: string[] = [];
-    if (secret) {
-      const basic = Buffer.from(`x-access-token:${secret}`).toString('base64');
-      secrets.push(secret, basic);
-      Object.assign(env, {
-        GIT_CONFIG_COUNT: '1',
-        GIT_CONFIG_KEY_0: 'http.extraHeader',
-        GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
-      });
-    }
-    const scrub = (t: string) => secrets.reduce((s, x) => s.split(x).join('***'), t);
-    const pin = [
-      '-c',
-      'http.followRedirects=false',
-      '-c',
-      'protocol.file.allow=never',
-      '-c',
-      'protocol.ext.allow=never',
-      '-c',
-      `http.curloptResolve=${target.host}:${target.port}:${pinned}`,
-    ];
+    const { args: pin, env, scrub } = hardenedGit({ target, home: cwd, token: secret });
     return (args: string[], extraEnv: NodeJS.ProcessEnv = {}) =>
       new Promise<{ code: number; out: string }>((resolve, reject) => {
         const child = spawn('git', [...pin, ...args], {

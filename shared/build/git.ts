@@ -4,6 +4,7 @@ import path from 'node:path';
 
 import { ifAbsent } from '../ignore';
 import { type LookupAll, OutboundTargetError, type ResolvedTarget, resolveTarget } from '../net-guard';
+import { hardenedGit, pinnedAddress } from './git-hardening';
 
 /** A clone that could not be made, with a message fit for the deployment's log and error (never the token). */
 export class GitError extends Error {
@@ -73,41 +74,15 @@ export async function cloneRepository(opts: CloneOptions): Promise<{ commit: str
     const off = err.openable ? ' (ALLOW_PRIVATE_GIT_HOSTS is off)' : '';
     throw new GitError(`refusing to clone ${opts.url}: ${err.reason}${off}`);
   }
-  const pinned = target.family === 6 ? `[${target.address}]` : target.address;
+  const pinned = pinnedAddress(target);
   // git:// has no curl underneath: connect to the address itself (the daemon ignores the host it is told).
   const cloneUrl = url.protocol === 'git:' ? Object.assign(new URL(url), { hostname: pinned }).toString() : opts.url;
-  const secrets: string[] = [];
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: opts.dest, // no user's global config, credential helpers or hooks
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_TERMINAL_PROMPT: '0',
-    GIT_ASKPASS: 'true',
-    GIT_CONFIG_COUNT: '0',
-  };
-  if (opts.token) {
-    const basic = Buffer.from(`x-access-token:${opts.token}`).toString('base64');
-    secrets.push(opts.token, basic);
-    Object.assign(env, {
-      GIT_CONFIG_COUNT: '1',
-      GIT_CONFIG_KEY_0: 'http.extraHeader',
-      GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
-    });
-  }
-  const scrub = (text: string) => secrets.reduce((t, s) => t.split(s).join('***'), text);
+  const git = hardenedGit({ target, home: opts.dest, token: opts.token });
+  const { env, scrub } = git;
 
   const checkout = path.join(opts.dest, 'src');
   const args = [
-    // A redirect could lead a vetted host to one nobody checked (a private one, or the cloud metadata service, which
-    // no setting opens): never followed. Local transports are never a source.
-    '-c',
-    'http.followRedirects=false',
-    '-c',
-    'protocol.file.allow=never',
-    '-c',
-    'protocol.ext.allow=never',
-    '-c',
-    `http.curloptResolve=${target.host}:${target.port}:${pinned}`,
+    ...git.args,
     'clone',
     '--depth=1',
     '--single-branch',
