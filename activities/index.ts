@@ -82,6 +82,7 @@ export function createActivities(deps: ActivityDeps) {
   const feed = deps.redis && createStatusFeed({ redis: deps.redis, keyPrefix: deps.config.REDIS_KEY_PREFIX });
   const logs = announcingLogs(deps.logs, feed);
   const env = createEnvSealer(deps.config.SECRETS_KEY);
+  const edge = { router: edgeRouterFromConfig(deps.config), ...edgeAddressing(deps.config) };
   return {
     ...createDeploymentActivities({
       ...deps,
@@ -90,7 +91,7 @@ export function createActivities(deps: ActivityDeps) {
       releases: deps.store.releases,
       engine,
       env,
-      edge: { router: edgeRouterFromConfig(deps.config), ...edgeAddressing(deps.config) },
+      edge,
       build: {
         docker: deps.engine.docker,
         instance,
@@ -108,6 +109,9 @@ export function createActivities(deps: ActivityDeps) {
       env,
       instance,
       graceS: deps.config.RECONCILE_GRACE_S,
+      // Routes and upstream files the router lost are put back from the records and the running instances.
+      instances: engine,
+      edge,
     }),
     ...createMetricsActivities({
       docker: deps.engine.docker,

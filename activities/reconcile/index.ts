@@ -5,6 +5,7 @@ import { LABELS } from '../../shared/constants';
 import type { ReconcileCounts, ReconcileRemoval } from '../../shared/contracts/reconcile';
 import type { DeploymentStore } from '../../shared/deployments/store';
 import type { EnvSealer } from '../../shared/secrets/deployment-env';
+import { createRouteReconcileActivities } from './routes';
 
 /** Destroy intents this old or younger are checked on every sweep; an unfinished one is found within a sweep. */
 const INTENT_WINDOW_MS = 24 * 3600 * 1000;
@@ -22,13 +23,15 @@ function statusCode(err: unknown): number | undefined {
  * workflow are being created right now is never touched. Removed: what belongs to a destroyed deployment (or one asked
  * to be) or to one this instance's database does not know; then org networks nothing of ours uses any more.
  */
-export function createReconcileActivities(deps: {
-  docker: Docker;
-  store: Pick<DeploymentStore, 'lifecycle' | 'finishDestroyIntents' | 'withPlainEnv' | 'sealEnv'>;
-  env: Pick<EnvSealer, 'seal'>;
-  instance: string;
-  graceS: number;
-}) {
+export function createReconcileActivities(
+  deps: {
+    docker: Docker;
+    store: Pick<DeploymentStore, 'lifecycle' | 'finishDestroyIntents' | 'withPlainEnv' | 'sealEnv' | 'routing'>;
+    env: Pick<EnvSealer, 'seal'>;
+    instance: string;
+    graceS: number;
+  } & Pick<Parameters<typeof createRouteReconcileActivities>[0], 'instances' | 'edge'>,
+) {
   const { docker, store } = deps;
   const mine = { label: [`${LABELS.instance}=${deps.instance}`] };
   const oldEnough = (createdS: number) => createdS * 1000 <= Date.now() - deps.graceS * 1000;
@@ -59,6 +62,8 @@ export function createReconcileActivities(deps: {
   }
 
   return {
+    ...createRouteReconcileActivities(deps),
+
     /**
      * Finishes destroys an api left half done (intent written, record still visible) and names the destroyed
      * deployments that still hold engine objects: the reconcile workflow sends each workflow its destroy.

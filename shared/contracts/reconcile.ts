@@ -25,9 +25,17 @@ export interface ReconcileCounts {
   removed: ReconcileRemoval[];
 }
 
+/** What one run put back on the edge router: routes it had lost, and upstream files that were gone. */
+export interface RoutesRestored {
+  routes: number;
+  files: number;
+}
+
 export interface ReconcileReport extends ReconcileCounts {
   /** Records hidden for destroys an api left half done. */
   hidden: number;
   /** Deployment workflows told of their destroy (those still open). */
   signalled: number;
+  /** Absent from runs before the router was reconciled too. */
+  restored?: RoutesRestored;
 }

@@ -215,6 +215,13 @@ export function createDeploymentStore(db: Db) {
       return new Map(records.map((r) => [r._id, r.destroyedAt || destroyed.has(r._id) ? 'destroyed' : 'live']));
     },
 
+    /** What the router needs of these live deployments (the reconciler's route restore): name, status, revision. */
+    async routing(ids: string[]): Promise<Pick<DeploymentRecord, '_id' | 'name' | 'status' | 'revision'>[]> {
+      return guard('deployments.routing', () =>
+        col.find({ _id: { $in: ids }, ...live }, { projection: { _id: 1, name: 1, status: 1, revision: 1 } }).toArray(),
+      );
+    },
+
     /** Hides the deployment from every read at once; the record stays for audit. */
     async markDestroyed(orgId: string, id: string): Promise<boolean> {
       const now = new Date();

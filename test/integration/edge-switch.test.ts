@@ -207,13 +207,18 @@ describe('a release switch through upstream files (real Caddy)', () => {
     await fs.mkdir(path.join(dir, 'upstreams', d.id));
     await fs.writeFile(path.join(dir, 'upstreams', d.id, '0'), `${two}\n`);
     const readded = await router.restore([{ deploymentId: d.id, host: d.host, upstreams: [one] }]);
+    const stopped = newDeployment('restored-stopped');
+    const stoppedBack = await router.restore([{ deploymentId: stopped.id, host: stopped.host, upstreams: [] }]);
 
     expect(lost.status).not.toBe(200);
     expect(restored).toEqual([{ deploymentId: d.id, route: false, files: [0, 1] }]);
     expect(again).toEqual([]);
     expect(readded).toEqual([{ deploymentId: d.id, route: true, files: [] }]);
     expect(await freshGet(d.host)).toEqual({ status: 200, body: 'two' });
+    expect(stoppedBack).toEqual([{ deploymentId: stopped.id, route: true, files: [] }]);
+    expect((await freshGet(stopped.host)).status).toBe(503);
     await router.unpublish(d.id);
+    await router.unpublish(stopped.id);
   });
 
   it('keeps upstreams in the config, as before, for a router without an upstreams directory', async () => {

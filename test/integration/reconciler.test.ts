@@ -2,12 +2,15 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 
 import type Docker from 'dockerode';
+import { request } from 'undici';
 
 import { LABELS } from '../../shared/constants';
 import type { ReconcileReport } from '../../shared/contracts/reconcile';
+import { deploymentHost } from '../../shared/edge';
 import { instanceId } from '../../shared/instance';
 import { ensureReconcileSchedule } from '../../worker/schedules';
 import { client } from '../helpers/client';
+import { edgeAgent, edgeGet } from '../helpers/edge';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage, buildImageOnce } from '../helpers/images';
 
@@ -175,5 +178,41 @@ describe('reconciler schedule', () => {
 
     // A second run finds nothing more.
     expect(await runSchedule(h)).toMatchObject({ containers: 0, images: 0, networks: 0 });
+  });
+
+  it('puts back the upstream files and the route the edge router lost for a running deployment, and nothing more', async () => {
+    const { token } = await h.newOrg();
+    const api = client(h, token);
+    const deployed = await api.post<{ deploymentId: string }>('/compat/deploy', { image, name: 'routed', port: 8080 });
+    expect(deployed.status).toBe(202);
+    const id = deployed.body.deploymentId;
+    await api.waitFor(id, ['running']);
+    const agent = edgeAgent();
+    const host = deploymentHost('routed', id, h.config.EDGE_DOMAIN);
+    const through = () => edgeGet(`http://127.0.0.1:${h.config.EDGE_PORT}/`, { host, agent });
+    const served = await through();
+
+    // The files are gone (the route answers the stopped page meanwhile), then the whole route is.
+    await fs.rm(`${h.config.EDGE_UPSTREAMS_DIR}/${id}`, { recursive: true });
+    const withoutFiles = await through();
+    const filesBack = await runSchedule(h);
+    const afterFiles = await through();
+    const removed = await request(`${process.env.EDGE_ADMIN_URL}/id/slipway-deployment-${id}`, { method: 'DELETE' });
+    await removed.body.text();
+    const withoutRoute = await through();
+    const routeBack = await runSchedule(h);
+    const afterRoute = await through();
+    const nothingMore = await runSchedule(h);
+    await agent.close();
+
+    expect(served.status).toBe(200);
+    expect(withoutFiles.status).toBe(503);
+    expect(filesBack.restored).toMatchObject({ files: 1 });
+    expect(afterFiles).toEqual(served);
+    expect(removed.statusCode).toBe(200);
+    expect(withoutRoute.status).toBe(404);
+    expect(routeBack.restored).toMatchObject({ routes: 1 });
+    expect(afterRoute).toEqual(served);
+    expect(nothingMore.restored).toEqual({ routes: 0, files: 0 });
   });
 });

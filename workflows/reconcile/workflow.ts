@@ -1,20 +1,24 @@
-import { getExternalWorkflowHandle, proxyActivities } from '@temporalio/workflow';
+import { getExternalWorkflowHandle, patched, proxyActivities } from '@temporalio/workflow';
 
 import type { ReconcileActivities } from '../../activities/reconcile';
 import { deploymentWorkflowId, destroySignal } from '../../shared/contracts/deployment';
 import type { ReconcileReport } from '../../shared/contracts/reconcile';
 
-const { planReconcile, removeOrphans } = proxyActivities<ReconcileActivities>({
+const { planReconcile, removeOrphans, restoreRoutes } = proxyActivities<ReconcileActivities>({
   startToCloseTimeout: '10 minutes',
   retry: { maximumInterval: '1 minute', maximumAttempts: 5 },
 });
+
+/** Runs recorded before the router was reconciled too replay without its activity. */
+const RESTORES_ROUTES = 'reconcile-restores-routes';
 
 /** Signals per run, so one run's history stays small; the rest are found again by the next run. */
 const MAX_SIGNALS = 200;
 
 /**
  * Run by the reconcile schedule: finishes half-done destroys, tells each destroyed deployment's workflow (one
- * that never heard its destroy would keep deploying or holding), then removes what is left on the engine.
+ * that never heard its destroy would keep deploying or holding), removes what is left on the engine, then puts
+ * back the routes and upstream files the edge router lost for deployments that run or are stopped.
  */
 export async function reconcileWorkflow(): Promise<ReconcileReport> {
   const plan = await planReconcile();
@@ -30,5 +34,6 @@ export async function reconcileWorkflow(): Promise<ReconcileReport> {
     }),
   );
   const counts = await removeOrphans();
-  return { ...counts, hidden: plan.hidden.length, signalled };
+  const restored = patched(RESTORES_ROUTES) ? { restored: await restoreRoutes() } : {};
+  return { ...counts, hidden: plan.hidden.length, signalled, ...restored };
 }
