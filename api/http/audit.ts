@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
-
 import type { Request, RequestHandler, Response } from 'express';
 
+import { auditEvent } from '../../shared/audit/event';
 import type { AuditStore } from '../../shared/audit/store';
-import type { AuditEvent, AuditOrigin, Outcome } from '../../shared/audit/types';
+import type { AuditOrigin } from '../../shared/audit/types';
 import type { Logger } from '../../shared/logger';
 import type { RouteDef } from './routes';
 
@@ -82,16 +81,6 @@ export function deriveAudit(r: Pick<RouteDef, 'method' | 'path' | 'audit'>): Der
   };
 }
 
-/**
- * 403, and 404 from a route (a route's 404 always means "names something you cannot reach": another
- * organisation's resource, a project you are not in, or nothing): refused for access. Looking the ID up across
- * organisations to tell those apart would be a cross-tenant read on every refusal, so they read the same.
- */
-export function outcomeOf(status: number): Outcome {
-  if (status < 400) return 'success';
-  return status === 403 || status === 404 ? 'denied' : 'failure';
-}
-
 function createdId(body: unknown, d: Derived): string | undefined {
   if (typeof body !== 'object' || body === null) return undefined;
   const b = body as Record<string, unknown>;
@@ -136,21 +125,17 @@ export function auditTrail(recorder: AuditRecorder, r: RouteDef): RequestHandler
           note.projectId ??
           (d.projectParam ? params[d.projectParam] : undefined) ??
           (d.resource === 'project' ? id : undefined);
-        const event: AuditEvent = {
-          _id: randomUUID(),
-          at: new Date(),
-          orgId: principal.org._id,
-          ...(projectId ? { projectId } : {}),
-          actor: { type: 'token', userId: principal.user._id, tokenId: principal.token._id },
-          action: d.action,
-          resource: { type: d.resource, ...(id ? { id } : {}) },
-          outcome: outcomeOf(status),
-          status,
+        const event = auditEvent({
+          principal,
           origin: recorder.origin,
-          ...(req.ip ? { ip: req.ip } : {}),
-          ...(req.get('user-agent') ? { userAgent: req.get('user-agent')!.slice(0, 512) } : {}),
+          action: d.action,
+          resource: { type: d.resource, id },
+          projectId,
+          status,
+          ip: req.ip,
+          userAgent: req.get('user-agent'),
           requestId: String(req.id),
-        };
+        });
         await recorder.store.append(event);
       })().catch((err: unknown) =>
         recorder.log.error({ err, requestId: String(req.id), action: d.action }, 'audit event not written'),

@@ -9,14 +9,13 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
-import type { AuditEvent } from '../../shared/audit/types';
+import { auditEvent } from '../../shared/audit/event';
 import { deploymentNotFound } from '../../shared/deployments/errors';
 import { AppError } from '../../shared/errors';
 import type { Principal } from '../../shared/identity/service';
 import { type Permission, roleAllows } from '../../shared/permissions';
 import type { AppDeps } from '../app';
 import { FEATURES } from '../features';
-import { outcomeOf } from '../http/audit';
 import { toAppError } from '../http/errors';
 import { errorResult } from './errors';
 import { consumeLimit } from './limit';
@@ -161,21 +160,17 @@ export function createMcpServer(deps: McpDeps, tools: McpTools, caller: McpCalle
     async function record(t: ToolDef, output: Record<string, unknown> | undefined) {
       if (!t.audit || !principal || (input !== undefined && t.audit.skip?.(input))) return;
       const id = input === undefined ? undefined : t.audit.id(input, output);
-      const event: AuditEvent = {
-        _id: randomUUID(),
-        at: new Date(),
-        orgId: principal.org._id,
-        ...(projectId ? { projectId } : {}),
-        actor: { type: 'token', userId: principal.user._id, tokenId: principal.token._id },
-        action: t.name,
-        resource: { type: t.audit.resource, ...(id ? { id } : {}) },
-        outcome: outcomeOf(status),
-        status,
+      const event = auditEvent({
+        principal,
         origin: 'mcp',
-        ...(caller.ip ? { ip: caller.ip } : {}),
-        ...(caller.userAgent ? { userAgent: caller.userAgent.slice(0, 512) } : {}),
+        action: t.name,
+        resource: { type: t.audit.resource, id },
+        projectId,
+        status,
+        ip: caller.ip,
+        userAgent: caller.userAgent,
         requestId,
-      };
+      });
       // As on REST: a failed audit write is logged and never fails the call.
       await deps.auditTrail
         .append(event)

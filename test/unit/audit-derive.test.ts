@@ -1,4 +1,5 @@
-import { deriveAudit, outcomeOf } from '../../api/http/audit';
+import { deriveAudit } from '../../api/http/audit';
+import { outcomeOf } from '../../shared/audit/event';
 
 type M = 'post' | 'put' | 'patch' | 'delete';
 
