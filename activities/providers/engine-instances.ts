@@ -4,7 +4,7 @@ import type Docker from 'dockerode';
 
 import { LABELS } from '../../shared/constants';
 import { instanceNameOf as nameOf, type InstanceState, type Selected } from '../../shared/engine/instances';
-import type { Instance, InstanceStatus } from './provider';
+import type { Instance, InstanceIdentity, InstanceStatus } from './provider';
 
 // Selecting and reading instances is shared with the api (health, metrics): see shared/engine/instances.ts.
 export { containerIps, type Selected, selectInstances, stoppedByUs } from '../../shared/engine/instances';
@@ -43,9 +43,8 @@ export function publishedPort(info: Docker.ContainerInspectInfo): number | undef
   return undefined;
 }
 
-export function toInstance(s: Selected, at: Addressing): Instance {
-  const hostPort = publishedPort(s.info);
-  if (!hostPort) throw new Error(`container ${nameOf(s.info)} runs with no published port`);
+/** Which container it is and what it runs, the same whether it runs or not. */
+function identityOf(s: Selected): InstanceIdentity {
   return {
     id: s.info.Id,
     name: nameOf(s.info),
@@ -53,31 +52,36 @@ export function toInstance(s: Selected, at: Addressing): Instance {
     revision: s.revision,
     replica: s.replica,
     imageId: s.info.Image,
-    upstream: upstreamOf(at, hostPort),
-    url: `http://${at.publicHost}:${hostPort}`,
-    hostPort,
   };
 }
 
+/** Where a published port is reached: by the edge router (upstream) and directly (url). */
+const reachOf = (at: Addressing, hostPort: number) => ({
+  upstream: upstreamOf(at, hostPort),
+  url: `http://${at.publicHost}:${hostPort}`,
+  hostPort,
+});
+
+/** A container just started or started again: it runs, so it has a published port. */
+export function toInstance(s: Selected, at: Addressing): Instance {
+  const hostPort = publishedPort(s.info);
+  if (!hostPort) throw new Error(`container ${nameOf(s.info)} runs with no published port`);
+  return { ...identityOf(s), ...reachOf(at, hostPort) };
+}
+
+/** A container as listed, running or not: a stopped one has no published port, so no address. */
 export function toStatus(s: Selected, at: Addressing): InstanceStatus {
   const { State: state } = s.info;
   const hostPort = state.Running ? (publishedPort(s.info) ?? null) : null;
   const started = state.StartedAt && !state.StartedAt.startsWith('0001-') ? state.StartedAt : undefined;
   const finished = state.FinishedAt && !state.FinishedAt.startsWith('0001-') ? state.FinishedAt : undefined;
   return {
-    id: s.info.Id,
-    name: nameOf(s.info),
-    deploymentId: s.info.Config.Labels[LABELS.deploymentId] ?? '',
-    revision: s.revision,
-    replica: s.replica,
-    imageId: s.info.Image,
+    ...identityOf(s),
     state: state.Status as InstanceState,
     restarts: s.info.RestartCount,
     ...(started ? { startedAt: started } : {}),
     ...(finished ? { finishedAt: finished, exitCode: state.ExitCode } : {}),
     oomKilled: state.OOMKilled,
-    upstream: hostPort ? upstreamOf(at, hostPort) : null,
-    url: hostPort ? `http://${at.publicHost}:${hostPort}` : null,
-    hostPort,
+    ...(hostPort ? reachOf(at, hostPort) : { upstream: null, url: null, hostPort: null }),
   };
 }

@@ -67,8 +67,8 @@ export interface InstanceSpec {
   limits: ResourceLimits;
 }
 
-/** A started instance. */
-export interface Instance {
+/** Which instance it is and what it runs, started or listed. */
+export interface InstanceIdentity {
   /** The engine's container ID. */
   id: string;
   /** Deterministic from (deploymentId, revision, replica), unique on the engine. */
@@ -78,6 +78,10 @@ export interface Instance {
   replica: number;
   /** What the container runs (`sha256:…`): record it in the release, pass it back as InstanceSpec.imageId. */
   imageId: string;
+}
+
+/** A started instance. */
+export interface Instance extends InstanceIdentity {
   /**
    * `host:port` the edge router on this host dials (the host-published port on loopback or the bind address).
    * It can change when a stopped instance starts again: publish what startInstances returns.
@@ -88,13 +92,7 @@ export interface Instance {
   hostPort: number;
 }
 
-export interface InstanceStatus {
-  id: string;
-  name: string;
-  deploymentId: string;
-  revision: number;
-  replica: number;
-  imageId: string;
+export interface InstanceStatus extends InstanceIdentity {
   state: InstanceState;
   /** The engine's restart count (restarts by the restart policy since the container was last started by us). */
   restarts: number;
