@@ -95,8 +95,8 @@ export type CommandName = (typeof COMMANDS)[number];
 
 /**
  * The commands each status accepts (docs/architecture.md, "A deployment's lifecycle, as workflows"). A deploy in
- * progress can only be destroyed; a failed one can be fixed by a redeploy (new env) or a rollback to a release that was
- * healthy; `scale` to 0 is a stop.
+ * progress can only be destroyed; a failed one can be fixed by a redeploy (new env or new code) or a rollback to a
+ * release that was healthy; `scale` to 0 is a stop.
  */
 export const ALLOWED_COMMANDS: Record<DeploymentStatus, readonly CommandName[]> = {
   queued: ['destroy'],
@@ -123,11 +123,20 @@ export interface CommandRefusal {
   allowed: CommandName[];
 }
 
+/**
+ * A redeploy brings a new environment, new code, or both. Histories from before new code could be shipped carry the
+ * environment alone, and such a redeploy runs exactly as it always did (the serving image, the new env).
+ */
 export interface RedeployArgs {
-  /** Names of the new environment (they replace the old ones). */
-  envNames: string[];
+  /** Names of the new environment (they replace the old ones); absent with envRef: the serving env is kept. */
+  envNames?: string[];
   /** The sealed values, stored by the api beforehand (releases-store env sets): values never enter history. */
-  envRef: string;
+  envRef?: string;
+  /**
+   * New code, checked by the api as a first deploy's source is: built (upload, Git) or pulled (image) as the next
+   * release, which then starts beside the serving one.
+   */
+  source?: DeploymentSource;
 }
 export interface ScaleArgs {
   replicas: number;

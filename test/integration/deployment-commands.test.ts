@@ -323,7 +323,7 @@ describe('deployment commands (Updates on the entity workflow, real Temporal, en
     await expect(commands.stop(stranger, d.id)).rejects.toMatchObject({ code: 'DEPLOYMENT_NOT_FOUND' });
 
     const secret = `sk-${randomUUID()}`;
-    const accepted = await commands.redeploy(principal, d.id, { TOKEN: secret });
+    const accepted = await commands.redeploy(principal, d.id, { envVars: { TOKEN: secret } });
     expect(accepted).toMatchObject({
       deployment: { _id: d.id },
       command: { name: 'redeploy', id: expect.any(String) },

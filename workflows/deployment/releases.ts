@@ -148,14 +148,22 @@ export async function ensureReleaseRecorded(e: Entity): Promise<void> {
  * Redeploy and rollback: a new release starts beside the serving one and takes the traffic only once every
  * replica answers; then the old release's instances go. If the new one fails, it is removed, the old keeps
  * serving (the status is left as it was), lastFailure says why, and the command fails with that report.
+ * `revision` is given when the release's image was built for it (new-source.ts); otherwise the next one is taken.
  */
 export async function replaceRelease(
   e: Entity,
-  next: { image: string; imageId: string; env: EnvSource; trigger: ReleaseTrigger; rollbackOf?: number },
+  next: {
+    image: string;
+    imageId: string;
+    env: EnvSource;
+    trigger: ReleaseTrigger;
+    rollbackOf?: number;
+    revision?: number;
+  },
 ): Promise<void> {
   const { state, input } = e;
   const command = next.trigger === 'rollback' ? 'rollback' : 'redeploy';
-  const revision = state.nextRevision++;
+  const revision = next.revision ?? state.nextRevision++;
   const created = await createRelease({
     deploymentId: input.deploymentId,
     orgId: input.orgId,

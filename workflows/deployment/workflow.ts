@@ -24,6 +24,7 @@ import {
   destroyCommand,
   destroySignal,
   type EntityState,
+  type RedeployArgs,
   redeployCommand,
   type ReleaseRef,
   rollbackCommand,
@@ -38,16 +39,28 @@ import type { Entity } from './entity';
 import { commandFailed, failureMessage, refuse, ReleaseFailed } from './failures';
 import { firstDeploy } from './first-deploy';
 import { scale, start, stop } from './lifecycle';
+import { redeployNewSource } from './new-source';
 import { PATCHES } from './patches';
 import { ensureReleaseRecorded, replaceRelease } from './releases';
 import { showDetails, showResumed, showStatus } from './visibility';
 
 type Pending =
   | { command: 'stop' | 'start' | 'destroy'; args?: undefined }
-  | { command: 'redeploy'; args: { envNames: string[]; envRef: string } }
+  | { command: 'redeploy'; args: RedeployArgs }
   | { command: 'scale'; args: { replicas: number; maxReplicas: number } }
   | { command: 'rollback'; args: { revision?: number } };
 type Queued = Pending & { updateId: string; done(o: CommandOutcome): void; fail(err: unknown): void };
+
+/** Why a redeploy's arguments cannot be carried out: it needs a new env (names and their set), new code, or both. */
+function redeployArgsProblem(args: RedeployArgs | undefined): string | undefined {
+  if (!args || (args.envRef === undefined && args.source === undefined))
+    return 'A redeploy needs envVars (an object of strings), a new source, or both.';
+  if (args.envRef !== undefined && (typeof args.envRef !== 'string' || !Array.isArray(args.envNames)))
+    return 'A redeploy needs envVars (an object of strings).';
+  if (args.source !== undefined && !['image', 'upload', 'git'].includes(args.source?.type))
+    return 'A redeploy source is an image, an upload or a Git repository.';
+  return undefined;
+}
 
 /** One run executes at most this many commands, then continues as new (the server may suggest it sooner). */
 const COMMANDS_PER_RUN = 100;
@@ -146,12 +159,9 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
   setHandler(stopCommand, () => enqueue({ command: 'stop' }), { validator: () => validate('stop') });
   setHandler(startCommand, () => enqueue({ command: 'start' }), { validator: () => validate('start') });
   setHandler(redeployCommand, (args) => enqueue({ command: 'redeploy', args }), {
+    // New code needs nothing to have run before: a deployment whose first build failed can be given a fixed one.
     validator: (args) =>
-      validate('redeploy', () =>
-        !args || typeof args.envRef !== 'string' || !Array.isArray(args.envNames)
-          ? 'A redeploy needs envVars (an object of strings).'
-          : nothingToRun(),
-      ),
+      validate('redeploy', () => redeployArgsProblem(args) ?? (args.source ? undefined : nothingToRun())),
   });
   setHandler(scaleCommand, (args) => enqueue({ command: 'scale', args }), {
     validator: (args) =>
@@ -219,9 +229,10 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     if (p.command === 'stop') await stop(e);
     else if (p.command === 'start') await start(e);
     else if (p.command === 'scale') await scale(e, p.args.replicas);
+    else if (p.command === 'redeploy' && p.args.source) await redeployNewSource(e, p.args.source, p.args.envRef);
     else if (p.command === 'redeploy') {
       const base = state.current!;
-      const env = { from: 'set' as const, envRef: p.args.envRef };
+      const env = { from: 'set' as const, envRef: p.args.envRef! };
       await replaceRelease(e, { image: base.image, imageId: base.imageId, env, trigger: 'redeploy' });
     } else if (p.command === 'rollback') {
       const target = rollbackTarget(p.args.revision);

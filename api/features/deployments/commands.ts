@@ -16,6 +16,7 @@ import {
   type CommandRefusal,
   commandsQuery,
   deploymentWorkflowId,
+  type RedeployArgs,
   redeployCommand,
   rollbackCommand,
   scaleCommand,
@@ -24,7 +25,7 @@ import {
 } from '../../../shared/contracts/deployment';
 import { deploymentNotFound } from '../../../shared/deployments/errors';
 import type { DeploymentStore } from '../../../shared/deployments/store';
-import type { DeploymentRecord } from '../../../shared/deployments/types';
+import type { DeploymentRecord, DeploymentSource } from '../../../shared/deployments/types';
 import { AppError } from '../../../shared/errors';
 import type { Principal } from '../../../shared/identity/service';
 import { PLAN_POLICIES } from '../../../shared/plans';
@@ -136,23 +137,32 @@ export function createDeploymentCommands(deps: {
     start: (principal: Principal, id: string) => send(principal, id, 'start', startCommand, []),
 
     /**
-     * Replaces the environment with `envVars` in a new release started beside the serving one. The values are
-     * sealed into an env set first; the command names the set, so no value enters workflow history.
+     * A new release started beside the serving one, with `envVars` replacing the environment, `source` (already
+     * checked by the caller) as its new code, or both. The values are sealed into an env set first; the command names
+     * the set, so no value enters workflow history.
      */
-    async redeploy(principal: Principal, id: string, envVars: Record<string, string>) {
+    async redeploy(
+      principal: Principal,
+      id: string,
+      change: { envVars?: Record<string, string>; source?: DeploymentSource },
+    ) {
       const record = await live(principal, id);
-      const envRef = uuidv4();
-      const envNames = Object.keys(envVars).sort();
-      const envSealed = env.seal({ _id: id, orgId: record.orgId }, envVars);
-      await store.releases.putEnvSet({
-        _id: envRef,
-        deploymentId: id,
-        orgId: record.orgId,
-        envNames,
-        ...(envSealed ? { envSealed } : {}),
-        createdAt: new Date(),
-      });
-      return send(principal, id, 'redeploy', redeployCommand, [{ envNames, envRef }]);
+      const args: RedeployArgs = change.source ? { source: change.source } : {};
+      if (change.envVars) {
+        const envRef = uuidv4();
+        const envNames = Object.keys(change.envVars).sort();
+        const envSealed = env.seal({ _id: id, orgId: record.orgId }, change.envVars);
+        await store.releases.putEnvSet({
+          _id: envRef,
+          deploymentId: id,
+          orgId: record.orgId,
+          envNames,
+          ...(envSealed ? { envSealed } : {}),
+          createdAt: new Date(),
+        });
+        Object.assign(args, { envNames, envRef });
+      }
+      return send(principal, id, 'redeploy', redeployCommand, [args]);
     },
 
     /** 0 to the plan's maximum; 0 stops the deployment. */

@@ -45,17 +45,22 @@ export function commandRoutes(ctx: FeatureContext): RouteDef[] {
     route({
       method: 'post',
       path: '/deployments/:id/redeploy',
-      summary: 'Redeploy with a new environment: a new release starts beside the serving one and takes over once ready',
+      summary:
+        'Redeploy with a new environment, new code, or both: a new release starts beside the serving one and takes over once ready',
       description:
-        'If the new release fails, the old one keeps serving, the status stays running and lastFailure says why.',
+        'New code (`image`, or `uploadId` from POST /compat/uploads/zip) is built or pulled as a first deploy’s is, ' +
+        'while the serving release goes on serving; the deployment keeps its ID and URL, and no deployment creation is ' +
+        'counted. If the build or the new release fails, the old one keeps serving, the status stays as it was and ' +
+        'lastFailure says why.',
       tags,
       request: { params: DeploymentIdParams, body: RedeployRequest },
       before: [can('deployment.create', itsProject)],
-      responses,
+      responses: {
+        ...responses,
+        404: { description: 'No such deployment in this organisation, or an uploadId this organisation cannot use' },
+      },
       handler: async ({ params, body }, req, res) => {
-        res
-          .status(202)
-          .json(accepted(await deployments.redeploy(principalOf(req), params.id, body.envVars), req.baseUrl));
+        res.status(202).json(accepted(await deployments.redeploy(principalOf(req), params.id, body), req.baseUrl));
       },
     }),
     route({

@@ -82,16 +82,74 @@ export const PlatformLogsQuery = LogsQuery.extend({
 /** `since`, once SINCE has admitted it, as a time. */
 export const sinceDate = (v: string): Date => new Date(/^\d{1,11}$/.test(v) ? Number(v) * 1000 : Date.parse(v));
 
-/** The environment of a redeploy: required, and it replaces the old one entirely (names and values). */
+/** A redeploy's new code, at most one: each is checked as a first deploy's source is (DeploymentService). */
+const REDEPLOY_SOURCES = ['image', 'uploadId'] as const;
+/** Fields that shape a build, so they go only with a source that is built. */
+const BUILD_ONLY = ['dockerfilePath'] as const;
+
+/**
+ * A redeploy: a new environment (`envVars`, which replaces the old one entirely, names and values), new code (one
+ * source, built or pulled as a first deploy's is), or both. With new code and no `envVars` the serving environment is
+ * kept; a body with neither is refused.
+ */
 export const RedeployRequest = z
   .object({
-    envVars: DeployRequest.shape.envVars.unwrap().meta({
-      ...DeployRequest.shape.envVars.meta(),
-      description: `The new environment; it replaces the old one (variables absent here are removed). ${String(DeployRequest.shape.envVars.meta()?.description ?? '')}`,
+    envVars: DeployRequest.shape.envVars
+      .unwrap()
+      .meta({
+        ...DeployRequest.shape.envVars.meta(),
+        description: `The new environment; it replaces the old one (variables absent here are removed). Absent with a new source: the serving environment is kept. ${String(DeployRequest.shape.envVars.meta()?.description ?? '')}`,
+      })
+      .optional(),
+    image: DeployRequest.shape.image.optional(),
+    uploadId: SourceDeployRequest.shape.uploadId.meta({
+      description: 'New code as a zip from POST /compat/uploads/zip (an upload of this organisation, not expired)',
+    }),
+    dockerfilePath: SourceDeployRequest.shape.dockerfilePath.meta({
+      description:
+        "Dockerfile to build, relative to the source root; the deployment's own when absent, else detected (uploadId only)",
     }),
   })
   .strict()
-  .meta({ id: 'RedeployRequest' });
+  .superRefine((b, ctx) => {
+    const sources = REDEPLOY_SOURCES.filter((k) => b[k] !== undefined);
+    if (sources.length > 1)
+      ctx.addIssue({
+        code: 'custom',
+        path: [sources[1]!],
+        message: `give at most one new source: ${REDEPLOY_SOURCES.join(', ')} (got ${sources.join(' and ')})`,
+      });
+    if (sources.length === 0 && b.envVars === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['envVars'],
+        message: `give envVars (the new environment), a new source (${REDEPLOY_SOURCES.join(', ')}), or both`,
+      });
+    for (const k of BUILD_ONLY)
+      if (b[k] !== undefined && (b.image !== undefined || sources.length === 0))
+        ctx.addIssue({ code: 'custom', path: [k], message: `${k} applies to a source that is built (uploadId)` });
+  })
+  .meta({
+    id: 'RedeployRequest',
+    description:
+      'A new environment (`envVars`, replacing the old one), new code (one of `image` or `uploadId`, checked as a first deploy checks it), or both. New code with no `envVars` keeps the serving environment.',
+    // The first form is the environment change alone; then each source with none of the others.
+    oneOf: [
+      {
+        required: ['envVars'],
+        not: { anyOf: [...REDEPLOY_SOURCES, ...BUILD_ONLY].map((k) => ({ required: [k] })) },
+      },
+      ...REDEPLOY_SOURCES.map((source) => ({
+        required: [source],
+        not: {
+          anyOf: [...REDEPLOY_SOURCES.filter((k) => k !== source), ...(source === 'image' ? BUILD_ONLY : [])].map(
+            (k) => ({ required: [k] }),
+          ),
+        },
+      })),
+    ],
+  });
+export type RedeployRequest = z.infer<typeof RedeployRequest>;
 
 export const ScaleRequest = z
   .object({

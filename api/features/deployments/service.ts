@@ -55,6 +55,28 @@ export interface DeployInput {
   replicas?: number;
 }
 
+/** A source deploy's fields: exactly one of uploadId and repoUrl (the route's schema holds that). */
+export interface SourceInput {
+  uploadId?: string;
+  repoUrl?: string;
+  branch?: string;
+  gitTokenSecretId?: string;
+  vaultEnvironment?: SecretEnvironment;
+  dockerfilePath?: string;
+}
+
+/** A redeploy's body as the route parsed it: a new env, a new source, or both. */
+export interface RedeployChange {
+  envVars?: Record<string, string>;
+  image?: string;
+  uploadId?: string;
+  dockerfilePath?: string;
+}
+
+/** The build options a deployment's source carries, which new code built for it keeps unless told otherwise. */
+const buildOptionsOf = (source: DeploymentSource): { dockerfilePath?: string } =>
+  source.type !== 'image' && source.dockerfilePath ? { dockerfilePath: source.dockerfilePath } : {};
+
 export interface DeploymentServiceDeps {
   store: DeploymentStore;
   logs: LogStore;
@@ -243,9 +265,56 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
     return record;
   }
 
+  /** An image to run, refused here when its registry may not be used (the engine checks ownership when it pulls). */
+  async function imageSource(image: string): Promise<DeploymentSource> {
+    const refused = await imageDeployRefusal(image, { allowPrivateRegistries: deps.config.ALLOW_PRIVATE_REGISTRIES });
+    if (refused) throw new AppError('INVALID_REQUEST', refused, { image });
+    return { type: 'image', image };
+  }
+
+  /**
+   * A source to build, checked: the upload is the organisation's and unexpired, or the repository and its token pass
+   * the Git rules. `unknownUpload` is the code an upload the caller cannot have gets: a first deploy has always called
+   * it an invalid request; a redeploy, which names an existing resource, says not found.
+   */
+  async function builtSource(
+    principal: Principal,
+    input: SourceInput,
+    unknownUpload: 'INVALID_REQUEST' | 'UPLOAD_NOT_FOUND',
+  ): Promise<DeploymentSource> {
+    if (input.uploadId) {
+      if (!(await deps.uploads.get(principal.org._id, input.uploadId))) {
+        throw new AppError(
+          unknownUpload,
+          `uploadId ${input.uploadId} is unknown, expired or not this organisation's; upload the zip with POST /uploads/zip first.`,
+          { uploadId: input.uploadId },
+        );
+      }
+      return {
+        type: 'upload',
+        uploadId: input.uploadId,
+        ...(input.dockerfilePath ? { dockerfilePath: input.dockerfilePath } : {}),
+      };
+    }
+    const vaultEnvironment = input.vaultEnvironment ?? 'PRODUCTION';
+    const secret = input.gitTokenSecretId
+      ? await git.secret(principal, input.gitTokenSecretId, input.repoUrl!, vaultEnvironment)
+      : undefined;
+    await git.repoUrl(input.repoUrl!);
+    return {
+      type: 'git',
+      repoUrl: input.repoUrl!,
+      ...(input.branch ? { branch: input.branch } : {}),
+      ...(secret ? { gitTokenSecretId: secret, vaultEnvironment } : {}),
+      ...(input.dockerfilePath ? { dockerfilePath: input.dockerfilePath } : {}),
+    };
+  }
+
+  const commands = createDeploymentCommands({ store, temporal, env });
+
   return {
-    /** stop, start, redeploy, scale, rollback and the follow-up of each (./commands.ts). */
-    ...createDeploymentCommands({ store, temporal, env }),
+    /** stop, start, scale, rollback and the follow-up of each (./commands.ts); redeploy checks its source first. */
+    ...commands,
 
     /** Whether this organisation already used `idempotencyKey` for a deploy (destroyed deployments included). */
     async idempotencyKeyUsed(principal: Principal, idempotencyKey: string): Promise<boolean> {
@@ -268,56 +337,34 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
       input: DeployInput & { image: string },
       origin: DeploymentRecord['origin'],
     ) {
-      const refused = await imageDeployRefusal(input.image, {
-        allowPrivateRegistries: deps.config.ALLOW_PRIVATE_REGISTRIES,
-      });
-      if (refused) throw new AppError('INVALID_REQUEST', refused, { image: input.image });
-      return create(principal, input, { type: 'image', image: input.image }, origin);
+      return create(principal, input, await imageSource(input.image), origin);
     },
 
-    async deploySource(
-      principal: Principal,
-      input: DeployInput & {
-        uploadId?: string;
-        repoUrl?: string;
-        branch?: string;
-        gitTokenSecretId?: string;
-        vaultEnvironment?: SecretEnvironment;
-        dockerfilePath?: string;
-      },
-      origin: DeploymentRecord['origin'],
-    ) {
-      let source: DeploymentSource;
-      if (input.uploadId) {
-        if (!(await deps.uploads.get(principal.org._id, input.uploadId))) {
-          throw new AppError(
-            'INVALID_REQUEST',
-            `uploadId ${input.uploadId} is unknown, expired or not this organisation's; upload the zip with POST /uploads/zip first.`,
-            {
-              uploadId: input.uploadId,
-            },
-          );
-        }
-        source = {
-          type: 'upload',
-          uploadId: input.uploadId,
-          ...(input.dockerfilePath ? { dockerfilePath: input.dockerfilePath } : {}),
-        };
-      } else {
-        const vaultEnvironment = input.vaultEnvironment ?? 'PRODUCTION';
-        const secret = input.gitTokenSecretId
-          ? await git.secret(principal, input.gitTokenSecretId, input.repoUrl!, vaultEnvironment)
-          : undefined;
-        await git.repoUrl(input.repoUrl!);
-        source = {
-          type: 'git',
-          repoUrl: input.repoUrl!,
-          ...(input.branch ? { branch: input.branch } : {}),
-          ...(secret ? { gitTokenSecretId: secret, vaultEnvironment } : {}),
-          ...(input.dockerfilePath ? { dockerfilePath: input.dockerfilePath } : {}),
-        };
+    async deploySource(principal: Principal, input: DeployInput & SourceInput, origin: DeploymentRecord['origin']) {
+      return create(principal, input, await builtSource(principal, input, 'INVALID_REQUEST'), origin);
+    },
+
+    /**
+     * A new environment, new code, or both, as the next release of the same deployment (same ID, same URL): the new
+     * source is held to a first deploy's rules before the workflow hears of it, and an upload of another organisation
+     * is not found. It creates no deployment, so it spends no creation budget nor quota slot.
+     */
+    async redeploy(principal: Principal, id: string, change: RedeployChange) {
+      const record = await get(principal, id);
+      let source: DeploymentSource | undefined;
+      if (change.image !== undefined) source = await imageSource(change.image);
+      else if (change.uploadId !== undefined) {
+        const dockerfilePath = change.dockerfilePath ?? buildOptionsOf(record.source).dockerfilePath;
+        source = await builtSource(
+          principal,
+          { uploadId: change.uploadId, ...(dockerfilePath ? { dockerfilePath } : {}) },
+          'UPLOAD_NOT_FOUND',
+        );
       }
-      return create(principal, input, source, origin);
+      return commands.redeploy(principal, id, {
+        ...(change.envVars ? { envVars: change.envVars } : {}),
+        ...(source ? { source } : {}),
+      });
     },
 
     get,

@@ -81,6 +81,8 @@ export function deploymentControlTools(deps: AppDeps): ToolDef[] {
     description: string;
     permission: Permission;
     shape: S;
+    /** The REST body `shape` comes from, when it has cross-field rules: they hold for the tool's input too. */
+    body?: z.ZodType;
     idempotent: boolean;
     destructive?: boolean;
     send: (p: Principal, input: z.output<z.ZodObject<S>> & { deploymentId: string }) => Promise<CommandAccepted>;
@@ -91,7 +93,16 @@ export function deploymentControlTools(deps: AppDeps): ToolDef[] {
       description: `${t.description} Waits up to waitS seconds (default 50) for the end, then answers with the outcome or what to call next.`,
       permission: t.permission,
       project: (p, i) => project(p, i as { deploymentId: string }),
-      input: z.object({ ...deploymentIdInput, ...t.shape, waitS: WAIT_S }).strict(),
+      input: z
+        .object({ ...deploymentIdInput, ...t.shape, waitS: WAIT_S })
+        .strict()
+        .superRefine((input, ctx) => {
+          const { deploymentId: _id, waitS: _waitS, ...body } = input as Record<string, unknown>;
+          const checked = t.body?.safeParse(body);
+          if (!checked || checked.success) return;
+          for (const issue of checked.error.issues)
+            if (issue.code === 'custom') ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+        }),
       output: Outcome,
       annotations: { ...WRITE, idempotentHint: t.idempotent, destructiveHint: t.destructive ?? false },
       audit: { resource: 'deployment', id: (input) => (input as { deploymentId: string }).deploymentId },
@@ -125,14 +136,18 @@ export function deploymentControlTools(deps: AppDeps): ToolDef[] {
     }),
     control({
       name: 'redeploy',
-      title: 'Redeploy with a new environment (set env)',
+      title: 'Redeploy with a new environment or new code (same URL)',
       description:
-        'Sets the environment: a new release with envVars (they replace the old ones) starts beside the serving ' +
-        'one, and traffic switches only once it is ready; if it fails, the old release keeps serving.',
+        'Ships a new release of the same deployment (same ID and URL; no new deployment is created): envVars ' +
+        'replaces the environment, and/or one new source (image, or uploadId of a zip uploaded to POST ' +
+        '/compat/uploads/zip) is built or pulled while the serving release goes on serving. The new release starts ' +
+        'beside the serving one and traffic switches only once it is ready; if the build or the release fails, the ' +
+        'old release keeps serving and lastFailure says why.',
       permission: 'deployment.create',
       shape: RedeployRequest.shape,
+      body: RedeployRequest,
       idempotent: false,
-      send: (p, i) => deployments.redeploy(p, i.deploymentId, i.envVars),
+      send: (p, { deploymentId, ...change }) => deployments.redeploy(p, deploymentId, change),
     }),
     control({
       name: 'scale',

@@ -1,0 +1,381 @@
+import { randomUUID } from 'node:crypto';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+
+import { LABELS } from '../../shared/constants';
+import { createDockerClient } from '../../shared/engine/docker-client';
+import { buildBaseImages } from '../helpers/base-images';
+import { client } from '../helpers/client';
+import { eventually, type Harness, startHarness } from '../helpers/harness';
+import { buildFixtureImage } from '../helpers/images';
+import { readResult } from '../helpers/mcp';
+import { archiveForm, makeZip } from '../helpers/zip';
+
+type Api = ReturnType<typeof client>;
+type Body = { status: string; message: string; data: Record<string, unknown> };
+interface Accepted {
+  data: { deployment: { id: string; url: string | null }; command: { id: string; url: string } };
+}
+interface Progress {
+  data: { state: 'running' | 'succeeded' | 'failed'; outcome?: { revision: number }; message?: string };
+}
+interface Deployment {
+  id: string;
+  status: string;
+  url: string | null;
+  revision: number;
+  envVarNames: string[];
+  lastFailure?: { phase: string; command: string; revision: number; message: string; exitCode?: number };
+}
+interface Release {
+  revision: number;
+  trigger: string;
+  status: string;
+  image: string;
+  imageId: string;
+  rollbackOf?: number;
+}
+
+/** A Node app with no dependencies that answers `version` at every path; `exit` makes it exit as it starts. */
+const nodeApp = (version: string, opts: { exit?: boolean; failBuild?: boolean } = {}) =>
+  makeZip({
+    'package.json': JSON.stringify({
+      name: 'shipped-app',
+      version: '1.0.0',
+      private: true,
+      scripts: {
+        start: 'node server.js',
+        ...(opts.failBuild
+          ? { build: 'node -e "console.error(\'compile error: missing semicolon\'); process.exit(1)"' }
+          : {}),
+      },
+    }),
+    'server.js': opts.exit
+      ? "console.error('exiting on purpose: no config'); process.exit(3);\n"
+      : `require('node:http').createServer((_q, r) => r.end('${version}\\n')).listen(Number(process.env.PORT || 8080));\n`,
+  });
+
+/**
+ * New code shipped to a running deployment (a zip, an image) as its next release: the same deployment, the same URL,
+ * built beside the serving release and switched to in one move; a broken change leaves the old release serving.
+ */
+describe('redeploy with a new source', () => {
+  let h: Harness;
+  let image: string;
+
+  beforeAll(async () => {
+    const base = await buildBaseImages(createDockerClient(process.env.DOCKER_HOST));
+    h = await startHarness('newsrc', {
+      BUILD_BASE_IMAGE_NODE: base.node,
+      BUILD_BASE_IMAGE_STATIC: base.static,
+      BUILD_BASE_IMAGE_PYTHON: base.python,
+      DEPLOY_READY_TIMEOUT_S: '20',
+      // Two creations per user: a user who ships many releases of one deployment never meets it.
+      RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: '2',
+      RATE_LIMIT_COMPAT_READS_PER_MIN: '100000',
+      RATE_LIMIT_COMPAT_WRITES_PER_HOUR: '10000',
+      RATE_LIMIT_PLATFORM_PER_15MIN: '10000',
+    });
+    image = await buildFixtureImage(h.docker, 'hello');
+  }, 300_000);
+  afterAll(() => h?.stop());
+
+  async function upload(api: Api, zip: Buffer): Promise<string> {
+    const r = await api.call<{ uploadId: string }>('POST', '/compat/uploads/zip', archiveForm(zip, 'app.zip'));
+    expect(r.status).toBe(201);
+    return r.body.uploadId;
+  }
+
+  /** POSTs a command (202 expected) and follows it to its end. */
+  async function command(api: Api, id: string, name: 'redeploy' | 'rollback', body: Record<string, unknown>) {
+    const r = await api.post<Accepted>(`/platform/deployments/${id}/${name}`, body);
+    expect([r.status, r.body]).toEqual([202, expect.anything()]);
+    return settled(api, r.body.data.command.url);
+  }
+  const redeploy = (api: Api, id: string, body: Record<string, unknown>) => command(api, id, 'redeploy', body);
+
+  /** Where an accepted command ended, once it has. */
+  const settled = (api: Api, url: string) =>
+    eventually(
+      async () => {
+        const p = await api.get<Progress>(new URL(url, h.baseUrl).pathname);
+        return p.body.data.state === 'running' ? undefined : p.body.data;
+      },
+      `the command ${url} to end`,
+      600_000,
+    );
+
+  const get = async (api: Api, id: string) =>
+    (await api.get<{ data: Deployment }>(`/platform/deployments/${id}`)).body.data;
+  const releases = async (api: Api, id: string) =>
+    (await api.get<{ data: { releases: Release[] } }>(`/platform/deployments/${id}/releases?limit=100`)).body.data
+      .releases;
+  const buildLines = async (api: Api, id: string) =>
+    (
+      await api.get<{ data: { lines: { message: string }[] } }>(
+        `/platform/deployments/${id}/logs?stream=build&limit=1000`,
+      )
+    ).body.data.lines.map((l) => l.message);
+
+  /** A client fetching the URL every 50 ms, one request at a time, noting each answer's status and body. */
+  function poll(url: string) {
+    const seen: { status: number; text: string }[] = [];
+    let on = true;
+    const loop = (async () => {
+      while (on) {
+        seen.push(
+          await fetch(url, { signal: AbortSignal.timeout(5_000) }).then(
+            async (r) => ({ status: r.status, text: (await r.text()).trim() }),
+            (err: unknown) => ({ status: 0, text: String(err) }),
+          ),
+        );
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    return {
+      seen,
+      async stop() {
+        on = false;
+        await loop;
+        return seen;
+      },
+    };
+  }
+  /** The answers with each run of equal bodies folded into one: the versions in the order they were served. */
+  const versions = (seen: { text: string }[]) => seen.map((s) => s.text).filter((t, i, all) => t !== all[i - 1]);
+
+  async function deployZip(api: Api, zip: Buffer) {
+    const r = await api.post<{ data: { deployment: { id: string } } }>('/platform/deployments', {
+      name: `ship-${randomUUID().slice(0, 6)}`,
+      port: 8080,
+      uploadId: await upload(api, zip),
+    });
+    expect(r.status).toBe(202);
+    const id = r.body.data.deployment.id;
+    const d = await eventually(
+      async () => {
+        const got = await get(api, id);
+        return ['running', 'failed'].includes(got.status) ? got : undefined;
+      },
+      'the first deploy',
+      300_000,
+    );
+    expect(d.status).toBe('running');
+    return { id, url: d.url! };
+  }
+
+  it('ships zips at the same URL with no failed request; a broken change leaves the previous one serving; rollback needs no build', async () => {
+    const api = client(h, (await h.newOrg('pro')).token);
+    const { id, url } = await deployZip(api, await nodeApp('v1'));
+    expect(url).toMatch(/^http:\/\/ship-[a-z0-9-]+\.localhost:\d+$/);
+    await eventually(async () => ((await fetch(url)).ok ? true : undefined), 'v1 to answer');
+    const poller = poll(url);
+
+    for (const [n, version] of [
+      [2, 'v2'],
+      [3, 'v3'],
+    ] as const) {
+      const done = await redeploy(api, id, { uploadId: await upload(api, await nodeApp(version)) });
+      expect(done).toMatchObject({ state: 'succeeded', outcome: { revision: n } });
+      expect(await get(api, id)).toMatchObject({ status: 'running', url, revision: n });
+    }
+
+    // A build that fails: nothing changes but lastFailure, and the build's own line is in the log.
+    const failedBuild = await redeploy(api, id, {
+      uploadId: await upload(api, await nodeApp('v4', { failBuild: true })),
+    });
+    expect(failedBuild).toMatchObject({ state: 'failed', message: expect.stringMatching(/build/i) });
+    expect(await get(api, id)).toMatchObject({
+      status: 'running',
+      url,
+      revision: 3,
+      lastFailure: { phase: 'build', command: 'redeploy', revision: 4 },
+    });
+    expect((await buildLines(api, id)).join('\n')).toContain('compile error: missing semicolon');
+
+    // An app that exits as it starts: its release fails, the previous one goes on serving.
+    const exits = await redeploy(api, id, { uploadId: await upload(api, await nodeApp('v5', { exit: true })) });
+    expect(exits).toMatchObject({ state: 'failed' });
+    const afterExit = await get(api, id);
+    expect(afterExit).toMatchObject({
+      status: 'running',
+      url,
+      revision: 3,
+      lastFailure: { command: 'redeploy', revision: 5 },
+    });
+    expect(['start', 'ready']).toContain(afterExit.lastFailure!.phase);
+    expect((await fetch(url).then((r) => r.text())).trim()).toBe('v3');
+
+    // Back to the first release: its image is still on the engine, so nothing is built.
+    const builtBefore = (await buildLines(api, id)).length;
+    expect(await command(api, id, 'rollback', { revision: 1 })).toMatchObject({
+      state: 'succeeded',
+      outcome: { revision: 6 },
+    });
+    const seen = await poller.stop();
+
+    expect((await buildLines(api, id)).length).toBe(builtBefore);
+    expect(seen.filter((s) => s.status < 200 || s.status > 299)).toEqual([]);
+    expect(versions(seen)).toEqual(['v1', 'v2', 'v3', 'v1']);
+    const list = await releases(api, id);
+    expect(list.map((r) => [r.revision, r.trigger, r.status])).toEqual([
+      [6, 'rollback', 'active'],
+      [5, 'redeploy', 'failed'],
+      [3, 'redeploy', 'superseded'],
+      [2, 'redeploy', 'superseded'],
+      [1, 'deploy', 'superseded'],
+    ]);
+    expect(list[0]!.imageId).toBe(list.at(-1)!.imageId);
+    // Each release built its own image, tagged with its revision.
+    expect(list.map((r) => r.image)).toEqual([1, 5, 3, 2, 1].map((n) => `slipway/${id}:${n}`));
+  });
+
+  it('ships an image to a deployment built from a zip, keeping its environment', async () => {
+    const api = client(h, (await h.newOrg('pro')).token);
+    const { id, url } = await deployZip(api, await nodeApp('zip'));
+    expect(await redeploy(api, id, { envVars: { MODE: 'a' } })).toMatchObject({ state: 'succeeded' });
+    const done = await redeploy(api, id, { image });
+    expect(done).toMatchObject({ state: 'succeeded', outcome: { revision: 3 } });
+    expect(await get(api, id)).toMatchObject({ status: 'running', url, envVarNames: ['MODE'] });
+    expect((await fetch(url).then((r) => r.text())).trim()).toBe('hello from slipway');
+    const [latest] = await releases(api, id);
+    expect(latest).toMatchObject({ revision: 3, image, envNames: ['MODE'] });
+  });
+
+  it('refuses a body with no change, two sources or misplaced fields (400), and another organisation’s upload (404)', async () => {
+    const { token } = await h.newOrg('pro');
+    const api = client(h, token);
+    const created = await api.post<{ deploymentId: string }>('/compat/deploy', { image, name: 'bodies', port: 8080 });
+    const id = created.body.deploymentId;
+    await api.waitFor(id, ['running']);
+    const own = await upload(api, await nodeApp('own'));
+    const foreign = await upload(client(h, (await h.newOrg('pro')).token), await nodeApp('theirs'));
+
+    const cases: [unknown, number, RegExp][] = [
+      [{}, 400, /give envVars \(the new environment\), a new source \(image, uploadId\), or both/],
+      [{ image, uploadId: own }, 400, /at most one new source: image, uploadId \(got image and uploadId\)/],
+      [{ image, dockerfilePath: 'Dockerfile' }, 400, /dockerfilePath applies to a source that is built/],
+      [{ dockerfilePath: 'Dockerfile', envVars: {} }, 400, /dockerfilePath applies to a source that is built/],
+      [{ image: '../../etc/passwd' }, 400, /Invalid body\.image/],
+      [{ uploadId: 'not-a-uuid' }, 400, /Invalid body\.uploadId/],
+      [{ envVars: { 'BAD-NAME': 'x' } }, 400, /Invalid body\.envVars/],
+      [{ uploadId: own, repoUrl: 'https://example.com/x.git' }, 400, /Unrecognized key/i],
+      [{ uploadId: foreign }, 404, /uploadId .* unknown, expired or not this organisation's/],
+      [{ uploadId: randomUUID() }, 404, /uploadId .* unknown/],
+    ];
+    for (const [body, status, message] of cases) {
+      const r = await api.post<Body>(`/platform/deployments/${id}/redeploy`, body);
+      expect([body, r.status, r.body.status, r.body.message]).toEqual([
+        body,
+        status,
+        'error',
+        expect.stringMatching(message),
+      ]);
+    }
+    // The document states the same forms: the environment change alone first, then each source alone.
+    const doc = (await (await fetch(`${h.baseUrl}/openapi.json`)).json()) as {
+      components: { schemas: Record<string, { oneOf: { required: string[] }[] }> };
+    };
+    const forms = doc.components.schemas.RedeployRequest!.oneOf;
+    expect(forms.map((f) => f.required)).toEqual([['envVars'], ['image'], ['uploadId']]);
+    expect(forms[0]).toEqual({
+      required: ['envVars'],
+      not: { anyOf: ['image', 'uploadId', 'dockerfilePath'].map((k) => ({ required: [k] })) },
+    });
+
+    // None of them reached the deployment: one release, the first.
+    expect((await releases(api, id)).map((r) => r.revision)).toEqual([1]);
+    // Another organisation's deployment is not found, whatever the body.
+    const stranger = client(h, (await h.newOrg('pro')).token);
+    expect((await stranger.post(`/platform/deployments/${id}/redeploy`, { uploadId: foreign })).status).toBe(404);
+    await api.destroyAndWait(id);
+  });
+
+  it('counts a redeploy as a platform write, never as a deployment creation: eleven in a row are all accepted', async () => {
+    const { token } = await h.newOrg('pro');
+    const api = client(h, token);
+    // Static sites: the quickest builds there are, as this waits for all eleven.
+    const site = (text: string) => makeZip({ 'index.html': `${text}\n` });
+    const { id } = await deployZip(api, await site('r0'));
+    const uploads = [];
+    for (let i = 1; i <= 11; i++) uploads.push(await upload(api, await site(`r${i}`)));
+    const remaining: number[] = [];
+    const commands: string[] = [];
+    for (const uploadId of uploads) {
+      const r = await api.post<Accepted>(`/platform/deployments/${id}/redeploy`, { uploadId });
+      expect(r.status).toBe(202);
+      remaining.push(Number(r.headers.get('x-ratelimit-remaining')));
+      commands.push(r.body.data.command.url);
+    }
+    // Each one spent one point of the platform budget, as any platform request does.
+    expect(remaining.slice(1).map((n, i) => remaining[i]! - n)).toEqual(Array(10).fill(1));
+    // The creation budget (2 here) still has its second creation: the eleven redeploys spent none of it.
+    const second = await api.post('/platform/deployments', { name: 'second', image, port: 8080 });
+    expect(second.status).toBe(202);
+    const third = await api.post<Body>('/platform/deployments', { name: 'third', image, port: 8080 });
+    expect([third.status, third.body.message]).toEqual([429, expect.stringMatching(/2 deployment creations per user/)]);
+
+    // They run one after another, the last one last.
+    expect(await settled(api, commands.at(-1)!)).toMatchObject({ state: 'succeeded', outcome: { revision: 12 } });
+    expect((await fetch((await get(api, id)).url!).then((r) => r.text())).trim()).toBe('r11');
+    expect(
+      (await h.docker.listContainers({ filters: { label: [`${LABELS.deploymentId}=${id}`] } })).map(
+        (c) => c.Labels[LABELS.revision],
+      ),
+    ).toEqual(['12']);
+  }, 600_000);
+
+  it('the MCP redeploy tool ships an upload through callTool, and refuses what the route refuses', async () => {
+    const { token } = await h.newOrg('pro');
+    const api = client(h, token);
+    const created = await api.post<{ deploymentId: string }>('/compat/deploy', { image, name: 'mcp-ship', port: 8080 });
+    const id = created.body.deploymentId;
+    const { url } = (await api.waitFor(id, ['running'])) as unknown as { url: string };
+    const mcp = new Client({ name: 'newsrc-test', version: '1.0.0' });
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(`${h.baseUrl}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    );
+    try {
+      // Listed first, so callTool checks every answer against the tool's outputSchema.
+      const tool = (await mcp.listTools()).tools.find((t) => t.name === 'redeploy')!;
+      expect(Object.keys(tool.inputSchema.properties!)).toEqual(
+        expect.arrayContaining(['deploymentId', 'envVars', 'image', 'uploadId', 'dockerfilePath', 'waitS']),
+      );
+      const call = async (args: Record<string, unknown>) =>
+        readResult(
+          (await mcp.callTool({ name: 'redeploy', arguments: args }, undefined, {
+            timeout: 120_000,
+          })) as CallToolResult,
+        );
+
+      const shipped = await call({
+        deploymentId: id,
+        uploadId: await upload(api, await nodeApp('from-mcp')),
+        waitS: 55,
+      });
+      expect(shipped).toMatchObject({ isError: false, s: { state: 'succeeded', status: 'running', revision: 2 } });
+      expect((await fetch(url).then((r) => r.text())).trim()).toBe('from-mcp');
+
+      const nothing = await call({ deploymentId: id });
+      expect(nothing.s).toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringMatching(/give envVars/) });
+      const two = await call({ deploymentId: id, image, uploadId: randomUUID() });
+      expect(two.s).toMatchObject({
+        code: 'INVALID_REQUEST',
+        message: expect.stringMatching(/at most one new source/),
+      });
+      const foreign = await upload(client(h, (await h.newOrg('pro')).token), await nodeApp('theirs'));
+      // MCP failures carry the compatibility API's codes; the message says what is wrong.
+      expect((await call({ deploymentId: id, uploadId: foreign })).s).toMatchObject({
+        code: 'INVALID_REQUEST',
+        message: expect.stringMatching(/uploadId .* unknown, expired or not this organisation's/),
+      });
+    } finally {
+      await mcp.close();
+    }
+    await api.destroyAndWait(id);
+  });
+});
