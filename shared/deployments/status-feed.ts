@@ -57,7 +57,10 @@ export function createStatusFeed(deps: {
 
   function connect(): Redis {
     if (subscriber) return subscriber;
-    const sub = deps.redis.duplicate();
+    // No ready check: SUBSCRIBE may go out during the handshake (ioredis lets it through, like any command Redis
+    // serves while loading), and once its answer puts the connection in subscriber mode the check's INFO is refused,
+    // which fails the connection and every subscription on it. A subscriber has nothing to wait for in the check.
+    const sub = deps.redis.duplicate({ enableReadyCheck: false });
     subscriber = sub;
     // Ends with the connection it was made from, so whoever closes that one (server, tests) closes both.
     deps.redis.once('end', () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -264,6 +265,36 @@ describe('Deployment followers: woken by announcements, free while idle, never m
     expect(woken).toBeGreaterThanOrEqual(1);
     expect(woken).toBeLessThanOrEqual(3);
     expect(await Promise.all(ids.map(subscribers))).toEqual([0, 0, 0, 0]);
+  });
+
+  it('confirms a subscription asked for while its connection is still in its handshake', async () => {
+    // The feed's own Redis connection, whose subscriber connection (its duplicate) the test sees being made.
+    const own = createRedis(h.config.REDIS_URL);
+    const duplicate = own.duplicate.bind(own);
+    let subscriber: Redis | undefined;
+    own.duplicate = (override) => (subscriber = duplicate(override));
+    const warnings: unknown[] = [];
+    const feed = createStatusFeed({
+      redis: own,
+      keyPrefix: h.config.REDIS_KEY_PREFIX,
+      log: { warn: (fields: unknown) => void warnings.push(fields) },
+    });
+    try {
+      const [early, late] = [`handshake-${randomUUID()}`, `handshake-${randomUUID()}`];
+      const first = feed.watch(early);
+      // Connected, not yet ready: a SUBSCRIBE now is sent at once, before the connection's own checks.
+      const second = new Promise<Awaited<ReturnType<typeof feed.watch>>>((resolve, reject) =>
+        subscriber!.once('connect', () => feed.watch(late).then(resolve, reject)),
+      );
+      const watches = await within(Promise.all([first, second]), 10_000, 'the subscriptions were never confirmed');
+      expect(warnings).toEqual([]);
+      expect(await Promise.all([early, late].map(subscribers))).toEqual([1, 1]);
+      for (const w of watches) w.close();
+    } finally {
+      // A connection that failed its checks keeps trying again; it goes with the test either way.
+      subscriber?.disconnect();
+      await own.quit();
+    }
   });
 
   it('tells idle streams and waits of a destroy at once, each deployment’s followers sharing one read', async () => {
