@@ -20,7 +20,7 @@ async function main() {
   await ensureSearchAttributes(connection, cfg.TEMPORAL_NAMESPACE);
   const temporal = new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE });
   const redis = createRedis(cfg.REDIS_URL);
-  const deps = await composeApi({
+  const api = await composeApi({
     config: cfg,
     log,
     database,
@@ -29,7 +29,7 @@ async function main() {
     docker: createDockerClient(cfg.DOCKER_HOST),
     s3: createS3Client(cfg),
   });
-  const server = buildApp(deps).listen(cfg.PORT, cfg.HOST, () =>
+  const server = buildApp(api).listen(cfg.PORT, cfg.HOST, () =>
     log.info({ port: cfg.PORT, host: cfg.HOST }, 'api listening'),
   );
   const shutdown = () => {

@@ -4,7 +4,6 @@ import { auditEvent } from '../../shared/audit/event';
 import type { AuditStore } from '../../shared/audit/store';
 import type { AuditOrigin } from '../../shared/audit/types';
 import type { Logger } from '../../shared/logger';
-import type { RouteDef } from './routes';
 
 /** What a route may say about its audit event when the derivation from method and path is wrong. */
 export interface AuditSpec {
@@ -14,6 +13,13 @@ export interface AuditSpec {
   resource?: string;
   /** The field of the response (its `data`, or the body itself) carrying a created resource's ID. */
   idField?: string;
+}
+
+/** What the trail reads of a route (routes.ts): its method and path, and what it says about its event. */
+export interface AuditedRoute {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  path: string;
+  audit?: AuditSpec;
 }
 
 export interface AuditRecorder {
@@ -49,7 +55,7 @@ const VERB: Record<string, string> = { post: 'create', put: 'update', patch: 'up
  * project.create of the ID in the response; `POST /projects/:id/members` (a plural after an ID) is member.create in
  * that project. A route whose path says it wrongly sets `audit` (e.g. POST /deploy → deployment.create).
  */
-export function deriveAudit(r: Pick<RouteDef, 'method' | 'path' | 'audit'>): Derived {
+export function deriveAudit(r: AuditedRoute): Derived {
   const segs = r.path.split('/').filter(Boolean);
   const param = (s: string | undefined) => s?.startsWith(':') ?? false;
   const projectAt = segs.findIndex((s, i) => s === 'projects' && param(segs[i + 1]));
@@ -102,7 +108,7 @@ const WAIT_MS = 5000;
  * failed write is logged and never fails the request. Bodies are never stored: only the path's IDs and a created
  * resource's ID, so no secret sent or returned (values, keys, tokens) can reach the trail.
  */
-export function auditTrail(recorder: AuditRecorder, r: RouteDef): RequestHandler | undefined {
+export function auditTrail(recorder: AuditRecorder, r: AuditedRoute): RequestHandler | undefined {
   if (r.method === 'get') return undefined;
   const d = deriveAudit(r);
   return (req: Request, res: Response, next) => {

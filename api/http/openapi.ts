@@ -2,8 +2,6 @@ import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-ope
 import { z } from 'zod';
 
 import { permissionsMarkdown } from '../../shared/permissions';
-import { routesOf } from '../features';
-import type { FeatureContext } from '../features/feature';
 import { openApiPath, type RouteDef } from './routes';
 import { ErrorResponse, PlatformError } from './shapes';
 
@@ -87,8 +85,11 @@ const RATE_HEADERS = {
   'X-RateLimit-Reset': { description: 'When the window resets, Unix seconds', schema: { type: 'integer' as const } },
 };
 
-/** The OpenAPI 3.1.0 document, generated from the same route definitions (and zod schemas) the routers use. */
-export function buildOpenApi(ctx: FeatureContext) {
+/**
+ * The OpenAPI 3.1.0 document, generated from the same route definitions (and zod schemas) the routers mount: each
+ * origin's routes, as the composed features give them (api/compose.ts).
+ */
+export function buildOpenApi(routes: Record<'compat' | 'platform' | 'entitlements', RouteDef[]>) {
   const registry = new OpenAPIRegistry();
   const bearer = registry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
@@ -98,14 +99,14 @@ export function buildOpenApi(ctx: FeatureContext) {
   const list: Origin[] = [
     {
       prefix: '/compat',
-      routes: routesOf('compat', ctx),
+      routes: routes.compat,
       errorSchema: ErrorResponse,
       errorStatuses: COMPAT_ERRORS,
       everyRoute: [400, 401, 403, 429, 500],
     },
     {
       prefix: '/platform',
-      routes: routesOf('platform', ctx),
+      routes: routes.platform,
       errorSchema: PlatformError,
       errorStatuses: PLATFORM_ERRORS,
       // The spec: every platform operation answers 400, 401, 403, 404 and 429.
@@ -113,7 +114,7 @@ export function buildOpenApi(ctx: FeatureContext) {
     },
     {
       prefix: '/api/v1/entitlements',
-      routes: routesOf('entitlements', ctx),
+      routes: routes.entitlements,
       errorSchema: z.object({ error: z.string() }),
       errorStatuses: {},
       everyRoute: [],

@@ -3,10 +3,10 @@ import type { z } from 'zod';
 
 import { AppError } from '../../shared/errors';
 import { ROUTE_LOCAL } from './access-log';
-import { type AuditRecorder, type AuditSpec, auditTrail } from './audit';
+import { type AuditedRoute, type AuditRecorder, type AuditSpec, auditTrail } from './audit';
 import { handle, type Parsed, type Schemas } from './validate';
 
-type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+type Method = AuditedRoute['method'];
 
 /**
  * One route, described once: the Express router and the OpenAPI document are both built from it,

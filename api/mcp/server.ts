@@ -14,14 +14,13 @@ import { deploymentNotFound } from '../../shared/deployments/errors';
 import { AppError } from '../../shared/errors';
 import type { Principal } from '../../shared/identity/service';
 import { type Permission, roleAllows } from '../../shared/permissions';
-import type { AppDeps } from '../app';
-import { FEATURES } from '../features';
+import type { Core } from '../core';
 import { toAppError } from '../http/errors';
 import { errorResult } from './errors';
 import { consumeLimit } from './limit';
 import type { ToolDef } from './tool';
 
-export type McpDeps = Pick<AppDeps, 'authz' | 'auditTrail' | 'limiters' | 'log'>;
+export type McpDeps = Pick<Core, 'authz' | 'auditTrail' | 'limiters' | 'log'>;
 
 /** Who is calling and from where; `principal` is resolved again on every call (a revoked token stops at once). */
 export interface McpCaller {
@@ -80,9 +79,8 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Tool['inputSchem
 const visible = (p: Principal, permission: Permission | null) =>
   permission === null || (p.token.scopes.includes(permission) && roleAllows(p.user.role, permission));
 
-/** The tools every feature contributes (features/index.ts), with their listings computed once. */
-export function collectTools(deps: AppDeps) {
-  const tools = FEATURES.flatMap((f) => f.tools?.(deps) ?? []);
+/** The tools every composed feature contributes (features/index.ts), with their listings computed once. */
+export function collectTools(tools: ToolDef[]) {
   return tools.map((def) => ({
     def,
     listing: {

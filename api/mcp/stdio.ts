@@ -29,7 +29,7 @@ export async function serveStdio(env: NodeJS.ProcessEnv = process.env): Promise<
   const database = await connectMongo(cfg.MONGODB_URL, cfg.MONGODB_DB);
   const connection = await connectTemporal(cfg);
   const redis = createRedis(cfg.REDIS_URL);
-  const deps = await composeApi({
+  const { core, features } = await composeApi({
     config: cfg,
     log,
     database,
@@ -39,9 +39,9 @@ export async function serveStdio(env: NodeJS.ProcessEnv = process.env): Promise<
     s3: createS3Client(cfg),
   });
   // Checked once now, so a wrong token fails at start with one line rather than on the agent's first call.
-  await deps.identity.authenticate(token);
-  const server = createMcpServer(deps, collectTools(deps), {
-    principal: () => deps.identity.authenticate(token),
+  await core.identity.authenticate(token);
+  const server = createMcpServer(core, collectTools(features.tools), {
+    principal: () => core.identity.authenticate(token),
     userAgent: 'slipway mcp (stdio)',
   });
   const closed = new Promise<void>((resolve) => {

@@ -2,19 +2,18 @@ import { type RequestHandler, Router } from 'express';
 
 import { AppError } from '../../shared/errors';
 import { hashToken } from '../../shared/identity/tokens';
-import { routesOf } from '../features';
-import type { FeatureContext } from '../features/feature';
+import type { Core } from '../core';
 import { entitlementErrors } from '../http/errors';
 import { consume, limitKey } from '../http/rate-limit';
-import { mountRoutes } from '../http/routes';
+import { mountRoutes, type RouteDef } from '../http/routes';
 
 /** The entitlement lookup origin: authenticated by a seller API key, not an access token; errors are `{error}`. */
-export function entitlementsRouter(ctx: FeatureContext): Router {
+export function entitlementsRouter(ctx: Pick<Core, 'sellerOfKey' | 'limiters' | 'log'>, routes: RouteDef[]): Router {
   const router = Router();
   const byKey: RequestHandler = async (req, res, next) => {
     try {
       const key = req.get('authorization')?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
-      const orgId = key ? await ctx.sales.sellerOfKey(key) : undefined;
+      const orgId = key ? await ctx.sellerOfKey(key) : undefined;
       if (!key || !orgId) {
         // A wrong key spends its address's budget of the same size, as refused tokens do on the other origins.
         await consume(ctx.limiters.entitlements, limitKey.address(req), res);
@@ -31,7 +30,7 @@ export function entitlementsRouter(ctx: FeatureContext): Router {
   };
   // Only the lookup (GET) asks for a key: another method is a 405 with Allow, whoever asks.
   router.get('/', byKey);
-  router.use(mountRoutes(routesOf('entitlements', ctx)));
+  router.use(mountRoutes(routes));
   router.use(entitlementErrors(ctx.log));
   return router;
 }

@@ -4,13 +4,14 @@ import { type Request, type Response, Router } from 'express';
 import type { AppError } from '../../shared/errors';
 import { compatCodeOf } from '../../shared/errors';
 import type { Principal } from '../../shared/identity/service';
-import type { AppDeps } from '../app';
+import type { Core } from '../core';
 import { ROUTE_LOCAL } from '../http/access-log';
 import { bearerToken } from '../http/auth';
 import { requestIdOf, toAppError } from '../http/errors';
 import { limitKey } from '../http/rate-limit';
 import { consumeLimit } from '../mcp/limit';
 import { collectTools, createMcpServer } from '../mcp/server';
+import type { ToolDef } from '../mcp/tool';
 
 /** JSON-RPC's "server error" range: the HTTP status says what happened, `data.code` says it in the spec's codes. */
 const RPC_ERROR = { INVALID_TOKEN: -32001, TOKEN_EXPIRED: -32001, RATE_LIMIT_EXCEEDED: -32002 } as Record<
@@ -51,9 +52,12 @@ const messagesOf = (body: unknown): RpcMessage[] =>
  * are not requests and spend nothing. GET (a server-to-client stream) and DELETE (ending a session) have no meaning
  * without sessions: 405.
  */
-export function mcpRouter(deps: AppDeps): Router {
+export function mcpRouter(
+  deps: Pick<Core, 'identity' | 'authz' | 'auditTrail' | 'limiters' | 'log'>,
+  toolDefs: ToolDef[],
+): Router {
   const router = Router();
-  const tools = collectTools(deps);
+  const tools = collectTools(toolDefs);
   const limiter = deps.limiters.mcp;
 
   router.post('/', async (req: Request, res: Response) => {

@@ -5,7 +5,7 @@ import { request } from 'undici';
 
 import { createEdgeRouter, EdgeRouterError } from '../../shared/edge';
 import { hostPort } from '../../shared/edge/routes';
-import type { Part, PartContext, PartResult } from './parts';
+import type { Part, PartContext, PartResult } from './part';
 import { configuredPort, ensurePortsFree } from './ports';
 import { freePort, type Managed, startServer } from './process';
 import { StackError } from './stack-error';

@@ -12,34 +12,13 @@ import { SEARCH_ATTRIBUTES } from '../../shared/constants';
 import { ignore } from '../../shared/ignore';
 import { ensureDebianPackages } from './debian';
 import { edge } from './edge';
+import type { Part, PartContext, PartResult } from './part';
 import { configuredPort, ensurePortsFree } from './ports';
-import { freePort, type Managed, startServer } from './process';
+import { freePort, startServer } from './process';
 import { StackError } from './stack-error';
 import { ensureTool, type ToolName } from './tools';
 
-export interface PartContext {
-  dataDir: string;
-  /** `default` binds the documented ports (npm start); `free` asks the kernel for unused ones (tests). */
-  ports: 'default' | 'free';
-  /** Tests have no use for the Temporal Web UI. */
-  headless: boolean;
-  progress: (line: string) => void;
-  /** Aborted by Ctrl-C: a tool build or a wait in progress stops. */
-  signal?: AbortSignal;
-}
-
-export interface PartResult {
-  env: Record<string, string>;
-  urls?: Record<string, string>;
-  started: Managed[];
-  /** True when the variable pointed at an existing server and nothing was started. */
-  external: boolean;
-}
-
-export interface Part {
-  name: string;
-  start(ctx: PartContext): Promise<PartResult>;
-}
+export type { Part, PartContext, PartResult } from './part';
 
 /** The part's variable points at an existing server: nothing to start. */
 const EXTERNAL: PartResult = { env: {}, started: [], external: true };

@@ -76,7 +76,7 @@ export async function startHarness(
   const s3 = createS3Client(config);
   const redis = createRedis(config.REDIS_URL);
   const redisClients = [redis];
-  const deps = await composeApi({ config, log, database, redis, temporal, docker, s3 });
+  const api = await composeApi({ config, log, database, redis, temporal, docker, s3 });
 
   // As worker/main.ts does at start: tenant containers cannot reach the host nor private networks.
   if (opts.worker !== false) await ensureHostIsolation({ dockerHost: config.DOCKER_HOST });
@@ -107,7 +107,7 @@ export async function startHarness(
     }));
   const running = worker?.run();
 
-  const app = buildApp(deps);
+  const app = buildApp(api);
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -146,12 +146,12 @@ export async function startHarness(
     redis,
     docker,
     s3,
-    identity: deps.identity,
+    identity: api.core.identity,
     temporal,
     taskQueue,
     /** A fresh organisation with an owner token: tests never see each other's data. */
     async newOrg(plan: 'free' | 'pro' | 'enterprise' = 'pro') {
-      const org = await deps.identity.bootstrap({ orgName: `test-${name}`, plan });
+      const org = await api.core.identity.bootstrap({ orgName: `test-${name}`, plan });
       orgIds.push(org.orgId);
       return org;
     },

@@ -1,4 +1,9 @@
 import { defineFeature } from '../feature';
+import { composeAiProviders } from './compose';
 import { aiProviderRoutes } from './routes.platform';
 
-export const aiProvidersFeature = defineFeature({ name: 'ai-providers', routes: { platform: aiProviderRoutes } });
+export const aiProvidersFeature = defineFeature({
+  name: 'ai-providers',
+  compose: composeAiProviders,
+  routes: { platform: aiProviderRoutes },
+});

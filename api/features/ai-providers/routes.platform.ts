@@ -12,7 +12,7 @@ import { AppError } from '../../../shared/errors';
 import { principalOf } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
 import { ok, success } from '../../http/shapes';
-import type { FeatureContext } from '../feature';
+import type { AiProvidersContext } from './compose';
 
 const notFound = (id: string) =>
   new AppError(
@@ -27,7 +27,7 @@ const notFound = (id: string) =>
  * The organisation's AI providers: owners and admins add, change, test and remove them; the key goes in
  * and never comes out. Builder users choose among the enabled ones through GET /builder/providers.
  */
-export function aiProviderRoutes(deps: Pick<FeatureContext, 'aiProviders' | 'aiClient' | 'can'>): RouteDef[] {
+export function aiProviderRoutes(deps: Pick<AiProvidersContext, 'aiProviders' | 'aiClient' | 'can'>): RouteDef[] {
   const { aiProviders } = deps;
   const tags = ['AI providers'];
   const manage = [deps.can('ai_provider.manage')];

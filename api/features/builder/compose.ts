@@ -1,58 +1,57 @@
-import type { S3Client } from '@aws-sdk/client-s3';
-import type { Client } from '@temporalio/client';
-import type { Db } from 'mongodb';
-
-import { aiClientOptionsFrom, createAiClient } from '../../../shared/ai/client';
-import { createAiProviders } from '../../../shared/ai-providers/providers';
-import { createAiProviderStore } from '../../../shared/ai-providers/store';
+import type { AiProviders } from '../../../shared/ai-providers/providers';
 import { createBlobStore } from '../../../shared/builder/files';
+import { createGitBindingStore } from '../../../shared/builder/git-store';
 import { createTurnFeed } from '../../../shared/builder/ids';
 import { createSandboxStore } from '../../../shared/builder/sandbox-store';
 import { createBuilderStore } from '../../../shared/builder/store';
-import type { Config } from '../../../shared/config';
-import type { ProjectStore } from '../../../shared/projects/store';
-import type { Redis } from '../../../shared/redis';
+import type { Core } from '../../core';
+import type { FeatureContext } from '../feature';
 import { createBuilderAccess } from './access';
+import { createBuilderGitService } from './git-service';
+import { createSandboxService } from './sandbox-service';
 import { createBuilderService } from './service';
 import { createTurnService } from './turns';
 
-/** The AI providers and the builder's services, for api/compose.ts (their indexes made before the api serves). */
-export async function composeBuilder(c: {
-  db: Db;
-  s3: S3Client;
-  redis: Redis;
-  temporal: Client;
-  config: Config;
-  projects: Pick<ProjectStore, 'get' | 'memberRole'>;
-}) {
-  const providerStore = createAiProviderStore(c.db);
-  const store = createBuilderStore(c.db);
-  const sandboxes = createSandboxStore(c.db);
-  // Sequential on purpose: FerretDB handles concurrent index builds poorly.
-  await providerStore.ensureIndexes();
+/** What the builder takes from the features before it: the organisation's AI providers run its turns. */
+export interface BuilderNeeds {
+  aiProviders: Pick<AiProviders, 'get' | 'list'>;
+}
+
+/** The builder's services: sessions, turns, the live preview and Git (its stores' indexes made before the api serves). */
+export async function composeBuilder(core: Core, needs: BuilderNeeds) {
+  const { db, config, temporal } = core;
+  const { aiProviders } = needs;
+  const store = createBuilderStore(db);
+  const sandboxes = createSandboxStore(db);
   await store.ensureIndexes();
-  const aiProviders = createAiProviders({
-    store: providerStore,
-    secretsKey: c.config.SECRETS_KEY,
-    allowPrivate: c.config.ALLOW_PRIVATE_AI_PROVIDERS,
-  });
   const builder = createBuilderService({
     store,
-    blobs: createBlobStore({ s3: c.s3, bucket: c.config.S3_BUCKET }),
-    access: createBuilderAccess({ projects: c.projects }),
+    blobs: createBlobStore({ s3: core.s3, bucket: config.S3_BUCKET }),
+    access: createBuilderAccess({ projects: core.projectStore }),
     aiProviders,
     // The session's response says whether its live preview shows the head (inSync), from the sandbox's record.
     sandboxOf: (session) => sandboxes.viewOf(session),
   });
-  const builderTurns = createTurnService({
-    store,
-    sessions: builder,
-    aiProviders,
-    temporal: c.temporal,
-    taskQueue: c.config.TEMPORAL_TASK_QUEUE,
-    feed: createTurnFeed(c.redis, c.config.REDIS_KEY_PREFIX),
-  });
-  return { aiProviders, aiClient: createAiClient(aiClientOptionsFrom(c.config)), builder, builderTurns };
+  return {
+    builder,
+    builderTurns: createTurnService({
+      store,
+      sessions: builder,
+      aiProviders,
+      temporal,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      feed: createTurnFeed(core.redis, config.REDIS_KEY_PREFIX),
+    }),
+    builderSandbox: createSandboxService({ sessions: builder, sandboxes, temporal, config }),
+    builderGit: createBuilderGitService({
+      builder,
+      store,
+      bindings: createGitBindingStore(db),
+      temporal,
+      git: core.gitSource,
+      config,
+    }),
+  };
 }
 
-export type BuilderDeps = Awaited<ReturnType<typeof composeBuilder>>;
+export type BuilderContext = FeatureContext<BuilderNeeds & Awaited<ReturnType<typeof composeBuilder>>>;

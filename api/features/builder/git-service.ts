@@ -4,8 +4,8 @@ import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError 
 import { ApplicationFailure } from '@temporalio/common';
 
 import type { GitSourceCheck } from '../../../shared/build/git-source';
-import { createGitBindingStore } from '../../../shared/builder/git-store';
-import { createBuilderStore } from '../../../shared/builder/store';
+import type { GitBindingStore } from '../../../shared/builder/git-store';
+import type { BuilderStore } from '../../../shared/builder/store';
 import type { Config } from '../../../shared/config';
 import {
   BUILDER_GIT_IMPORT_WORKFLOW,
@@ -19,7 +19,7 @@ import {
 } from '../../../shared/contracts/builder-git';
 import { AppError } from '../../../shared/errors';
 import type { Principal } from '../../../shared/identity/service';
-import type { FeatureContext } from '../feature';
+import type { BuilderService } from './service';
 
 /** A Git failure the worker explained, as the caller's error: refused (400) or a remote that moved on (409). */
 function rethrow(err: unknown): never {
@@ -33,13 +33,14 @@ function rethrow(err: unknown): never {
 
 /** Git push and import of builder sessions; the Git itself runs in the worker (workflows/builder-git). */
 export function createBuilderGitService(deps: {
-  ctx: Pick<FeatureContext, 'builder' | 'db' | 'temporal'>;
+  builder: Pick<BuilderService, 'load' | 'project' | 'create'>;
+  store: Pick<BuilderStore, 'appendCheckpoint'>;
+  bindings: GitBindingStore;
+  temporal: Client;
   git: GitSourceCheck;
   config: Pick<Config, 'TEMPORAL_TASK_QUEUE'>;
 }) {
-  const { builder, temporal } = deps.ctx as { builder: FeatureContext['builder']; temporal: Client };
-  const bindings = createGitBindingStore(deps.ctx.db);
-  const store = createBuilderStore(deps.ctx.db);
+  const { builder, temporal, bindings, store } = deps;
 
   async function checkSource(p: Principal, url: string, tokenSecretId: string | undefined) {
     await deps.git.repoUrl(url);

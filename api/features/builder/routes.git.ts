@@ -4,8 +4,7 @@ import { principalOf } from '../../http/auth';
 import { text } from '../../http/fields';
 import { route, type RouteDef } from '../../http/routes';
 import { ok, success } from '../../http/shapes';
-import type { FeatureContext } from '../feature';
-import { createBuilderGitService } from './git-service';
+import type { BuilderContext } from './compose';
 import { sessionBody } from './routes.sessions';
 import { SessionIdParams, SessionView } from './schemas';
 
@@ -80,14 +79,8 @@ const PushView = z
 const RULES =
   "Git runs in the worker with the source deploys' rules: hosts on loopback, private or link-local addresses are refused (unless ALLOW_PRIVATE_GIT_HOSTS), the address is pinned, redirects are not followed, and clones are held to GIT_MAX_BYTES and GIT_CLONE_TIMEOUT_S.";
 
-export function builderGitRoutes(
-  ctx: Pick<FeatureContext, 'builder' | 'db' | 'temporal' | 'config' | 'gitSource'>,
-): RouteDef[] {
-  const git = createBuilderGitService({
-    ctx,
-    git: ctx.gitSource,
-    config: ctx.config,
-  });
+export function builderGitRoutes(ctx: Pick<BuilderContext, 'builder' | 'builderGit'>): RouteDef[] {
+  const git = ctx.builderGit;
   const tags = ['AI builder'];
   return [
     route({

@@ -1,12 +1,10 @@
 import { z } from 'zod';
 
 import { SANDBOX_RUNTIMES, SANDBOX_STATUSES, SYNC_ACTIONS } from '../../../shared/builder/sandbox-store';
-import { createSandboxStore } from '../../../shared/builder/sandbox-store';
 import { principalOf } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
 import { ok, success } from '../../http/shapes';
-import type { FeatureContext } from '../feature';
-import { createSandboxService } from './sandbox-service';
+import type { BuilderContext } from './compose';
 import { SessionIdParams } from './schemas';
 
 /** Names the sandbox sets itself: PORT is the configured port, SLIPWAY_* drive its supervisor. */
@@ -113,13 +111,8 @@ const withUrl = <T extends { id: string }>(r: T, base: string, sessionId: string
   url: `${base}/builder/sessions/${sessionId}/sandbox/syncs/${r.id}`,
 });
 
-export function builderSandboxRoutes(ctx: Pick<FeatureContext, 'builder' | 'db' | 'temporal' | 'config'>): RouteDef[] {
-  const sandbox = createSandboxService({
-    sessions: ctx.builder,
-    sandboxes: createSandboxStore(ctx.db),
-    temporal: ctx.temporal,
-    config: ctx.config,
-  });
+export function builderSandboxRoutes(ctx: Pick<BuilderContext, 'builderSandbox'>): RouteDef[] {
+  const sandbox = ctx.builderSandbox;
   const tags = ['AI builder'];
   return [
     route({

@@ -6,7 +6,7 @@ import type { Principal } from '../../../shared/identity/service';
 import { principalOf } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
 import { ok, success } from '../../http/shapes';
-import type { FeatureContext } from '../feature';
+import type { BuilderContext } from './compose';
 import {
   CheckpointView,
   CreateSessionRequest,
@@ -51,7 +51,7 @@ export async function sessionBody(builder: BuilderService, p: Principal, id: str
   });
 }
 
-export function builderSessionRoutes(deps: Pick<FeatureContext, 'builder' | 'aiProviders'>): RouteDef[] {
+export function builderSessionRoutes(deps: Pick<BuilderContext, 'builder' | 'aiProviders'>): RouteDef[] {
   const { builder } = deps;
   const tags = ['AI builder'];
   const session = { 200: { description: 'The session', schema: success(SessionView) } };

@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import { principalOf } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
 import { ok, ServerSentEvent, success } from '../../http/shapes';
-import type { FeatureContext } from '../feature';
+import type { BuilderContext } from './compose';
 import {
   MessageRequest,
   SessionIdParams,
@@ -23,7 +23,7 @@ const lastEventId = (req: Request): number => {
 const TURN_TEXT =
   'The model sees the file tree and the conversation, reads the files it asks for, and edits through tools (write_file, delete_file, rename_file); the turn ends with a checkpoint of what it changed and the assistant message. A provider that refuses the key ends the turn with error provider_auth; a rate limit is retried a bounded number of times, then ends it with rate_limited; either way the session takes the next message. One turn at a time per session: a second is 409 naming the running one.';
 
-export function builderTurnRoutes(deps: Pick<FeatureContext, 'builder' | 'builderTurns'>): RouteDef[] {
+export function builderTurnRoutes(deps: Pick<BuilderContext, 'builder' | 'builderTurns'>): RouteDef[] {
   const { builder, builderTurns: turns } = deps;
   const tags = ['AI builder'];
   return [

@@ -1,4 +1,5 @@
 import { defineFeature } from '../feature';
+import { composeDeployments } from './compose';
 import { compatDeploymentRoutes } from './routes.compat';
 import { deploymentEventRoutes } from './routes.events';
 import { platformDeploymentRoutes } from './routes.platform';
@@ -7,9 +8,10 @@ import { deploymentControlTools } from './tools-control.mcp';
 
 export const deploymentsFeature = defineFeature({
   name: 'deployments',
+  compose: composeDeployments,
   routes: {
     compat: compatDeploymentRoutes,
     platform: (ctx) => [...platformDeploymentRoutes(ctx), ...deploymentEventRoutes(ctx)],
   },
-  tools: (deps) => [...deploymentTools(deps), ...deploymentControlTools(deps)],
+  tools: (ctx) => [...deploymentTools(ctx), ...deploymentControlTools(ctx)],
 });

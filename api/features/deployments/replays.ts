@@ -2,8 +2,8 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 import { principalOf } from '../../http/auth';
 import { IDEMPOTENCY_FIELD } from '../../http/fields';
-import type { FeatureContext } from '../feature';
 import { newDeploymentProject } from './access';
+import type { DeploymentsContext } from './compose';
 
 /** Runs one middleware as a step: resolves when it calls next(), rejects with what it passed on. */
 const step = (mw: RequestHandler, req: Request, res: Response) =>
@@ -23,7 +23,7 @@ const step = (mw: RequestHandler, req: Request, res: Response) =>
  * string is the validator's to refuse.
  */
 export function answerReplays(
-  ctx: Pick<FeatureContext, 'deployments' | 'authz'>,
+  ctx: Pick<DeploymentsContext, 'deployments' | 'authz'>,
   spend?: RequestHandler,
 ): RequestHandler {
   const mayDeploy = async (req: Request) => {

@@ -1,9 +1,9 @@
 import { principalOf } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
 import { ok, success } from '../../http/shapes';
-import type { FeatureContext } from '../feature';
 import { deploymentProject } from './access';
 import type { CommandAccepted as Accepted } from './commands';
+import type { DeploymentsContext } from './compose';
 import { DeploymentIdParams } from './schemas';
 import {
   CommandAccepted,
@@ -24,7 +24,7 @@ const REFUSED =
  * what it accepts); the workflow carries accepted commands out one at a time. The decisions are the commands service's;
  * these routes render them.
  */
-export function commandRoutes(ctx: FeatureContext): RouteDef[] {
+export function commandRoutes(ctx: DeploymentsContext): RouteDef[] {
   const { deployments, can } = ctx;
   const tags = ['Deployments'];
   const itsProject = deploymentProject(deployments);

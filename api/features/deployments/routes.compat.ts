@@ -4,8 +4,8 @@ import type { Principal } from '../../../shared/identity/service';
 import { principalOf } from '../../http/auth';
 import { withIdempotencyKey } from '../../http/fields';
 import { route, type RouteDef } from '../../http/routes';
-import type { FeatureContext } from '../feature';
 import { deploymentProject, newDeploymentProject } from './access';
+import type { DeploymentsContext } from './compose';
 import { providerAvailability } from './providers';
 import { answerReplays } from './replays';
 import {
@@ -26,7 +26,7 @@ import { deploymentView } from './views';
 import { readOrWait } from './wait';
 
 /** The compatibility API's deployment routes (spec, "Compatibility API"). */
-export function compatDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
+export function compatDeploymentRoutes(ctx: DeploymentsContext): RouteDef[] {
   const { deployments, can } = ctx;
   const { compatReads: reads, compatWrites: writes, deployCreate: creations } = ctx.limit;
   const accepted = (d: Awaited<ReturnType<DeploymentService['deployImage']>>, base: string) => ({

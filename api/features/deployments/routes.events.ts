@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { principalOf } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
 import { ServerSentEvent } from '../../http/shapes';
-import type { FeatureContext } from '../feature';
+import type { DeploymentsContext } from './compose';
 import { decodeCursor, encodeCursor, EVENT_ID, EVENT_ID_REFUSED, START } from './events';
 import { DeploymentIdParams } from './schemas';
 
@@ -20,7 +20,7 @@ const EventsQuery = z
   .strict();
 
 /** GET /platform/deployments/{id}/events: status changes and the platform's log lines as Server-Sent Events. */
-export function deploymentEventRoutes(ctx: FeatureContext): RouteDef[] {
+export function deploymentEventRoutes(ctx: DeploymentsContext): RouteDef[] {
   return [
     route({
       method: 'get',

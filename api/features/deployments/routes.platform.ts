@@ -3,8 +3,8 @@ import { principalOf } from '../../http/auth';
 import { withIdempotencyKey } from '../../http/fields';
 import { route, type RouteDef } from '../../http/routes';
 import { ok, success } from '../../http/shapes';
-import type { FeatureContext } from '../feature';
 import { deploymentProject, newDeploymentProject } from './access';
+import type { DeploymentsContext } from './compose';
 import { answerReplays } from './replays';
 import { commandRoutes } from './routes.commands';
 import { DeploymentIdParams, GetQuery, ReleaseList } from './schemas';
@@ -31,7 +31,7 @@ import { readOrWait } from './wait';
  * the organisation, whichever API created it, with its releases, health and resource use. Creation and destroy are the
  * compat API's own service calls, so both origins deploy and destroy the same way; commands are in routes.commands.ts.
  */
-export function platformDeploymentRoutes(ctx: FeatureContext): RouteDef[] {
+export function platformDeploymentRoutes(ctx: DeploymentsContext): RouteDef[] {
   const { deployments, observe, can } = ctx;
   const tags = ['Deployments'];
   const itsProject = deploymentProject(deployments);

@@ -4,9 +4,9 @@ import { deploymentWorkflowId } from '../../../shared/contracts/deployment';
 import { DeploymentStatus } from '../../../shared/deployments/types';
 import type { Principal } from '../../../shared/identity/service';
 import type { Permission } from '../../../shared/permissions';
-import type { AppDeps } from '../../app';
 import { defineTool, Next, type ToolCall, type ToolDef, WRITE } from '../../mcp/tool';
 import type { CommandAccepted } from './commands';
+import type { DeploymentsContext } from './compose';
 import { RedeployRequest, RollbackRequest, ScaleRequest } from './schemas.platform';
 import { deploymentIdInput, deploymentProjectOf, Summary, summary, WAIT_S } from './tools.mcp';
 
@@ -28,7 +28,7 @@ type Outcome = z.input<typeof Outcome>;
  * at once, then carried out; the tool waits for the end up to waitS seconds on Temporal's own long-poll of the
  * update's result (no polling loop), and answers with how it ended or with the call that waits on.
  */
-export function deploymentControlTools(deps: AppDeps): ToolDef[] {
+export function deploymentControlTools(deps: DeploymentsContext): ToolDef[] {
   const { deployments, temporal } = deps;
   const project = deploymentProjectOf(deps);
 

@@ -5,8 +5,8 @@ import { z } from 'zod';
 import { envNamesOf } from '../../../shared/deployments/types';
 import { AppError } from '../../../shared/errors';
 import type { Principal } from '../../../shared/identity/service';
-import type { AppDeps } from '../../app';
 import { defineTool, Next, type ToolDef } from '../../mcp/tool';
+import type { DeploymentsContext } from './compose';
 import { DeploymentIdParams } from './schemas';
 
 /** How long a destroy preview's `confirm` holds: long enough to read the preview, too short to be kept around. */
@@ -51,7 +51,7 @@ const Preview = z.object({
 });
 
 export function deploymentDestroyTool(
-  deps: AppDeps,
+  deps: DeploymentsContext,
   project: (p: Principal, input: { deploymentId: string }) => Promise<string | undefined>,
 ): ToolDef {
   const confirms = confirmations(deps.config.SECRETS_KEY);

@@ -4,11 +4,11 @@ import { type DeploymentRecord, DeploymentStatus } from '../../../shared/deploym
 import type { DeploymentHealth } from '../../../shared/engine/observe';
 import { AppError } from '../../../shared/errors';
 import type { Principal } from '../../../shared/identity/service';
-import type { AppDeps } from '../../app';
 import { withIdempotencyKey } from '../../http/fields';
 import { consumeLimit } from '../../mcp/limit';
 import { capTail, fence } from '../../mcp/text';
 import { defineTool, Next, READ, type ToolDef, WRITE } from '../../mcp/tool';
+import type { DeploymentsContext } from './compose';
 import { Deployment, DeploymentIdParams, LogsQuery } from './schemas';
 import { PlatformDeployRequest, PlatformListQuery } from './schemas.platform';
 import { deploymentDestroyTool } from './tools-destroy.mcp';
@@ -64,7 +64,7 @@ const healthView = (h: DeploymentHealth): z.infer<typeof Health> => ({
 
 /** The project a deployment lives in, for authorize; one the organisation does not hold resolves to none. */
 export const deploymentProjectOf =
-  (deps: Pick<AppDeps, 'deployments'>) =>
+  (deps: Pick<DeploymentsContext, 'deployments'>) =>
   (principal: Principal, input: { deploymentId: string }): Promise<string | undefined> =>
     deps.deployments.get(principal, input.deploymentId).then(
       (d) => d.projectId,
@@ -108,7 +108,7 @@ const DeployInput = z
       if (issue.code === 'custom') ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
   });
 
-export function deploymentTools(deps: AppDeps): ToolDef[] {
+export function deploymentTools(deps: DeploymentsContext): ToolDef[] {
   const { deployments } = deps;
   const project = deploymentProjectOf(deps);
   const get = (p: Principal, id: string) => deployments.get(p, id);

@@ -1,7 +1,7 @@
 import { type CanOptions, principalOf, projectFrom } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
 import { ok, success } from '../../http/shapes';
-import type { FeatureContext } from '../feature';
+import type { ProjectsContext } from './compose';
 import {
   AddMemberRequest,
   CreateProjectRequest,
@@ -21,7 +21,7 @@ import { memberView, projectView } from './views';
 const thisProject: CanOptions = { project: projectFrom.param('id') };
 
 /** Projects and their members (spec, the platform table's project rows). */
-export function projectRoutes(ctx: Pick<FeatureContext, 'projects' | 'can'>): RouteDef[] {
+export function projectRoutes(ctx: Pick<ProjectsContext, 'projects' | 'can'>): RouteDef[] {
   const { projects, can } = ctx;
   const tags = ['Projects'];
   return [
@@ -59,7 +59,8 @@ export function projectRoutes(ctx: Pick<FeatureContext, 'projects' | 'can'>): Ro
       method: 'get',
       path: '/projects/:id',
       summary: 'A project, with how many live deployments it holds',
-      description: "Its deployments: GET /platform/deployments?projectId={id}. Deployments (either API) join a project with projectId.",
+      description:
+        'Its deployments: GET /platform/deployments?projectId={id}. Deployments (either API) join a project with projectId.',
       tags,
       request: { params: ProjectIdParams },
       before: [can('project.read', thisProject)],

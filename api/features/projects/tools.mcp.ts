@@ -1,11 +1,11 @@
 import { z } from 'zod';
 
-import type { AppDeps } from '../../app';
 import { defineTool, READ, type ToolDef, WRITE } from '../../mcp/tool';
+import type { ProjectsContext } from './compose';
 import { CreateProjectRequest, Project, ProjectListQuery } from './schemas';
 import { projectView } from './views';
 
-export function projectTools(deps: Pick<AppDeps, 'projects'>): ToolDef[] {
+export function projectTools(deps: Pick<ProjectsContext, 'projects'>): ToolDef[] {
   const { projects } = deps;
   return [
     defineTool({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import { route, type RouteDef } from '../../http/routes';
-import type { FeatureContext } from '../feature';
+import type { SalesContext } from './compose';
 import { EntitlementsQuery } from './schemas';
 
 export const Entitlement = z
@@ -18,7 +18,7 @@ export const Entitlement = z
   .meta({ id: 'Entitlement' });
 
 /** GET /api/v1/entitlements?email=…: the origin has authenticated the seller API key and put the seller in locals. */
-export function entitlementRoutes(ctx: FeatureContext): RouteDef[] {
+export function entitlementRoutes(ctx: Pick<SalesContext, 'sales'>): RouteDef[] {
   return [
     route({
       method: 'get',

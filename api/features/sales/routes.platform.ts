@@ -5,7 +5,7 @@ import { principalOf } from '../../http/auth';
 import { withIdempotencyKey } from '../../http/fields';
 import { route, type RouteDef } from '../../http/routes';
 import { success } from '../../http/shapes';
-import type { FeatureContext } from '../feature';
+import type { SalesContext } from './compose';
 import {
   ApiKeyCreated,
   CreateProductRequest,
@@ -52,7 +52,7 @@ const deliveryView = (e: EventRecord, withAttempts: boolean) => ({
 });
 
 /** Seller routes: webhook endpoint and secret, API key, and the checkout records that emit events. */
-export function salesRoutes(deps: Pick<FeatureContext, 'sales' | 'can'>): RouteDef[] {
+export function salesRoutes(deps: Pick<SalesContext, 'sales' | 'can'>): RouteDef[] {
   const { sales } = deps;
   const before = [deps.can('sales.manage')];
   const tags = ['Sales'];

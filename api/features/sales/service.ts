@@ -378,8 +378,6 @@ export function createSalesService(deps: {
         ];
       });
     },
-
-    sellerOfKey: async (apiKey: string) => (await store.findSellerByKeyHash(hashToken(apiKey)))?._id,
   };
 }
 

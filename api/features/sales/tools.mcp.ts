@@ -1,12 +1,12 @@
 import { z } from 'zod';
 
-import type { AppDeps } from '../../app';
 import { defineTool, READ, type ToolDef, WRITE } from '../../mcp/tool';
+import type { SalesContext } from './compose';
 import { Entitlement } from './routes.entitlements';
 import { DeliveriesQuery, DeliveryList, EntitlementsQuery, EventIdParams } from './schemas';
 
 /** A seller's agent: what was sent to the seller's endpoint, a resend, and what a buyer holds. */
-export function salesTools(deps: Pick<AppDeps, 'sales'>): ToolDef[] {
+export function salesTools(deps: Pick<SalesContext, 'sales'>): ToolDef[] {
   const { sales } = deps;
   return [
     defineTool({

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 
 import { ORG_ROLES, PERMISSIONS, PROJECT_ADMIN_ORG_ROLES, roleAllows } from '../../../shared/permissions';
-import type { AppDeps } from '../../app';
 import { budgetOf } from '../../http/rate-limit';
 import { defineTool, READ, type ToolDef } from '../../mcp/tool';
+import type { FeatureContext } from '../feature';
 
 /** The budgets an MCP caller spends, each under the key it is consumed with (api/mcp/server.ts, the deploy tool). */
 const BUDGETS = [
@@ -19,7 +19,7 @@ const Budget = z.object({
   resetAt: z.iso.datetime().nullable(),
 });
 
-export function tokenTools(deps: Pick<AppDeps, 'limiters'>): ToolDef[] {
+export function tokenTools(deps: Pick<FeatureContext, 'limiters'>): ToolDef[] {
   return [
     defineTool({
       name: 'whoami',

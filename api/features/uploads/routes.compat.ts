@@ -7,10 +7,10 @@ import { principalOf } from '../../http/auth';
 import { multipartArchive } from '../../http/multipart';
 import { route, type RouteDef } from '../../http/routes';
 import { UploadResult } from '../deployments/schemas';
-import type { FeatureContext } from '../feature';
+import type { UploadsContext } from './compose';
 
 /** POST /compat/uploads/zip: the archive a source deploy names by uploadId. */
-export function compatUploadRoutes(ctx: FeatureContext): RouteDef[] {
+export function compatUploadRoutes(ctx: UploadsContext): RouteDef[] {
   const { can } = ctx;
   const uploadsLimit = ctx.limit.compatUploads;
   const multipart = multipartArchive({

@@ -2,7 +2,7 @@ import type { UserRecord } from '../../../shared/identity/store';
 import { principalOf } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
 import { ok, success } from '../../http/shapes';
-import type { FeatureContext } from '../feature';
+import type { UsersContext } from './compose';
 import { CreateUserRequest, UpdateUserRequest, User, UserIdParams } from './schemas';
 
 const userView = (u: UserRecord) => ({
@@ -14,7 +14,7 @@ const userView = (u: UserRecord) => ({
 });
 
 /** The organisation's users, for its owners and admins (user.manage). */
-export function userRoutes(ctx: Pick<FeatureContext, 'users' | 'can'>): RouteDef[] {
+export function userRoutes(ctx: Pick<UsersContext, 'users' | 'can'>): RouteDef[] {
   const { users, can } = ctx;
   const tags = ['Users'];
   return [

@@ -5,7 +5,7 @@ import type Docker from 'dockerode';
 
 import { BASE_IMAGE_NAMES, type BaseImageName } from '../../../shared/build/base-images';
 import { withMachineLock } from '../machine-lock';
-import type { Part, PartResult } from '../parts';
+import type { Part, PartResult } from '../part';
 import { cacheDir } from '../paths';
 import { type AllBases, baseImageTags, type DebianSource, debianSource } from './catalogue';
 import { absent, buildBase, importRootfs, tagLatest } from './engine';

@@ -1,0 +1,58 @@
+import { createLogStore } from '../../../shared/deployments/logs-store';
+import { createDeploymentStore } from '../../../shared/deployments/store';
+import type { Core } from '../../core';
+import type { FeatureContext } from '../feature';
+import { createDeploymentFollower } from './events';
+import { createDeploymentObserver } from './observe';
+import { createQuota, quotaRecords } from './quota';
+import { createDeploymentService } from './service';
+import { createDeploymentWaiter } from './wait';
+
+/** The deployments' services, from the core (their stores' indexes made before the api serves). */
+export async function composeDeployments(core: Core) {
+  const { db, config } = core;
+  const store = createDeploymentStore(db);
+  const logs = createLogStore(db);
+  // Sequential on purpose: FerretDB handles concurrent index builds poorly.
+  await store.ensureIndexes();
+  await logs.ensureIndexes();
+  const deployments = createDeploymentService({
+    store,
+    logs,
+    feed: core.statusFeed,
+    uploads: core.uploadStore,
+    projects: core.projectStore,
+    authz: core.authz,
+    env: core.envSealer,
+    git: core.gitSource,
+    temporal: core.temporal,
+    docker: core.docker,
+    log: core.log,
+    quota: createQuota({
+      redis: core.redis,
+      keyPrefix: config.REDIS_KEY_PREFIX,
+      records: quotaRecords(db, core.temporal),
+      leaseS: config.QUOTA_LEASE_S,
+      resyncS: config.QUOTA_RESYNC_S,
+    }),
+    config,
+  });
+  const get = deployments.get;
+  return {
+    deployments,
+    /** Releases, health, resource use and logs of a deployment (engine reads and recorded samples). */
+    observe: createDeploymentObserver({
+      docker: core.docker,
+      releases: store.releases,
+      metrics: store.metrics,
+      logs,
+      config,
+    }),
+    /** The long-poll of a status read (`?wait=`). */
+    waitForDeployment: createDeploymentWaiter({ feed: core.statusFeed, get }),
+    /** Status changes and log lines from a cursor on (the events stream). */
+    followDeployment: createDeploymentFollower({ feed: core.statusFeed, get, logs }),
+  };
+}
+
+export type DeploymentsContext = FeatureContext<Awaited<ReturnType<typeof composeDeployments>>>;
