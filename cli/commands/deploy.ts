@@ -7,26 +7,10 @@ import { type Link, readLink, writeLink, type Written } from '../link';
 import { type Output, parseTimeout } from '../output';
 import type { DeploymentView } from '../view';
 import { shipRelease } from './release';
-import { baseNameOf, nameFrom, parseEnv, parsePort, uploadFolder } from './source';
+import { baseNameOf, type DeployOptions, nameFrom, parseEnv, parsePort, type Source, uploadFolder } from './source';
 import { describeFailure } from './status';
 
-export interface DeployOptions {
-  image?: string;
-  dir?: string;
-  git?: string;
-  branch?: string;
-  dockerfile?: string;
-  name?: string;
-  port?: string;
-  env: string[];
-  requestId?: string;
-  wait?: boolean;
-  timeout: string;
-  new?: boolean;
-}
-
-/** The one source of a deploy; none given is the folder it runs in. */
-export type Source = { kind: 'image'; image: string } | { kind: 'dir'; dir: string } | { kind: 'git'; url: string };
+export type { DeployOptions, Source } from './source';
 
 function sourceOf(o: DeployOptions): Source {
   const given = [o.image, o.dir, o.git].filter((s) => s !== undefined).length;

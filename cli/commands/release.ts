@@ -6,8 +6,7 @@ import { type Link, linkFile } from '../link';
 import { type Output, parseTimeout } from '../output';
 import { checkSameApi, onTarget, readDeployment, type Target } from '../target';
 import { type DeploymentView, printable } from '../view';
-import type { DeployOptions, Source } from './deploy';
-import { envChange, parseEnv, parsePort, uploadFolder } from './source';
+import { type DeployOptions, envChange, parseEnv, parsePort, type Source, uploadFolder } from './source';
 import { describeFailure } from './status';
 
 /** An X-Request-Id the server keeps as the command's idempotency key (anything else it replaces). */

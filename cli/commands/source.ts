@@ -5,6 +5,25 @@ import { packDirectory } from '../archive';
 import { CliError } from '../errors';
 import type { Output } from '../output';
 
+/** A deploy's flags, as `slipway deploy` takes them (deploy.ts) and a linked folder's release reads them (release.ts). */
+export interface DeployOptions {
+  image?: string;
+  dir?: string;
+  git?: string;
+  branch?: string;
+  dockerfile?: string;
+  name?: string;
+  port?: string;
+  env: string[];
+  requestId?: string;
+  wait?: boolean;
+  timeout: string;
+  new?: boolean;
+}
+
+/** The one source of a deploy; none given is the folder it runs in. */
+export type Source = { kind: 'image'; image: string } | { kind: 'dir'; dir: string } | { kind: 'git'; url: string };
+
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** `K=V` sets K; a bare `K` takes K's value from this shell, as `docker run -e K` does. */
