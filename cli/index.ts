@@ -167,7 +167,10 @@ waitOptions(
 });
 
 waitOptions(
-  apiCommand('redeploy', 'a new release of the same source, or with --env a new environment')
+  apiCommand(
+    'redeploy',
+    "a new release: an image app's image pulled again, or with --env a new environment (a folder's: slipway deploy)",
+  )
     .argument('[target]', TARGET)
     .option('--env <KEY=VALUE>', ENV_REPLACES, collect, [] as string[]),
   'redeploy',

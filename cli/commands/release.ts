@@ -5,7 +5,7 @@ import { type CommandAccepted, eventCursor, followCommand } from '../follow';
 import { type Link, linkFile } from '../link';
 import { type Output, parseTimeout } from '../output';
 import { checkSameApi, onTarget, readDeployment, type Target } from '../target';
-import { type DeploymentView, printable } from '../view';
+import { type DeploymentView, FINAL, printable } from '../view';
 import { type DeployOptions, envChange, parseEnv, parsePort, type Source, uploadFolder } from './source';
 import { describeFailure } from './status';
 
@@ -31,11 +31,6 @@ export async function shipRelease(
       `this folder is linked to ${link.name}; --name ${o.name} names another app`,
       `leave out --name to ship a new release of ${link.name}, or pass --new to create ${o.name}`,
     );
-  if (o.dockerfile !== undefined)
-    throw new CliError(
-      `--dockerfile is chosen when an app is created; ${link.name} keeps its own`,
-      'leave it out, or pass --new to create an app built with it',
-    );
   if (o.requestId !== undefined && !REQUEST_ID.test(o.requestId))
     throw new CliError(
       `--request-id ${o.requestId}: a new release takes letters, digits and . _ : - (at most 128, a letter or digit first)`,
@@ -46,6 +41,14 @@ export async function shipRelease(
     link: { dir: s.folder, file: linkFile(s.folder), link },
   };
   const d = await readDeployment(api, target);
+  // Refused here rather than after the upload: the server takes a new release only once the last one has settled.
+  if (!FINAL.has(d.status))
+    throw new CliError(
+      `${link.name} is ${d.status}: a new release can ship once it is running, stopped or failed`,
+      'follow it with slipway logs -f --build (or slipway status), then run slipway deploy again',
+      1,
+      d,
+    );
   if (o.port !== undefined && parsePort(o.port) !== d.port)
     throw new CliError(
       `--port ${o.port}: ${link.name} listens on ${d.port}, set when it was created`,
@@ -59,6 +62,8 @@ export async function shipRelease(
   const envVars = o.env.length ? parseEnv(o.env) : undefined;
   const body = {
     ...(source.kind === 'image' ? { image: source.image } : { uploadId: await uploadFolder(api, out, source.dir) }),
+    // Without it, the server builds with the deployment's own Dockerfile path (or detects one).
+    ...(o.dockerfile ? { dockerfilePath: o.dockerfile } : {}),
     ...(envVars ? { envVars } : {}),
   };
   if (envVars) out.info(envChange(d.envVarNames ?? [], Object.keys(envVars).sort()));

@@ -98,6 +98,11 @@ describe('slipway deploy, link and the commands on a linked folder', () => {
       const build = json<{ lines: { stream: string }[] }>(await slipway(['logs', '--build', '--json'], { cwd: dir }));
       expect(build.lines.length).toBeGreaterThan(0);
       expect(build.lines.every((l) => l.stream === 'build')).toBe(true);
+      // The API rebuilds no folder of its own accord: the folder is what ships again.
+      const again = await slipway(['redeploy'], { cwd: dir });
+      expect(again.code).toBe(1);
+      expect(again.stderr).toContain('cli-link-site was built from an uploaded folder');
+      expect(again.stderr).toContain('slipway deploy in it');
     });
 
     it('--new creates another app and links the folder to it; the first keeps running', async () => {
@@ -286,6 +291,29 @@ describe('slipway deploy, link and the commands on a linked folder', () => {
     expect(await fs.readFile(opened, 'utf8')).toBe(`tty ${d.url}\n`);
 
     expect((await slipway(['destroy', '--yes', '--json'], { cwd: dir })).stdout).toContain('"unlinked"');
+  });
+
+  it('scale, stop and start on the link, each followed to its outcome with --wait', async () => {
+    const dir = await folder('controls');
+    const d = json<{ id: string; url: string }>(
+      await slipway(['deploy', '--image', hello, '--name', 'cli-controls', '--wait', '--json'], { cwd: dir }),
+    );
+    const scaled = await slipway(['scale', '2', '--wait', '--json'], { cwd: dir });
+    expect(scaled.code).toBe(0);
+    expect(json(scaled)).toMatchObject({ state: 'succeeded', outcome: { replicas: 2, status: 'running' } });
+    const stopped = await slipway(['stop', '--wait'], { cwd: dir });
+    expect(stopped.code).toBe(0);
+    expect(stopped.stdout).toContain('cli-controls is stopped');
+    expect(json<{ status: string }>(await slipway(['status', '--json'], { cwd: dir })).status).toBe('stopped');
+    // Refused at once, with what the status allows.
+    const refused = await slipway(['stop'], { cwd: dir });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^slipway: .*stopped/);
+    const started = await slipway(['start', '--wait'], { cwd: dir });
+    expect(started.code).toBe(0);
+    expect(started.stdout).toContain(`cli-controls is running again at ${d.url}`);
+    expect((await get(d.url)).status).toBe(200);
+    expect((await slipway(['destroy', '--yes'], { cwd: dir })).code).toBe(0);
   });
 
   it('a first deploy --wait that fails: exit 1, the cause and the hint, and the folder stays linked to fix it', async () => {
