@@ -120,6 +120,14 @@ describe('sales webhooks delivered by Temporal workflows (real HTTP receivers on
         '/platform/sales/deliveries?status=delivered&type=sale.completed',
       );
       expect(list.body.data.deliveries.map((d) => d.eventId)).toEqual([eventId]);
+      const since = async (at: string) =>
+        (
+          await api.get<Data<{ deliveries: { eventId: string }[] }>>(
+            `/platform/sales/deliveries?since=${encodeURIComponent(at)}`,
+          )
+        ).body.data.deliveries.map((d) => d.eventId);
+      expect(await since('2000-01-01T00:00:00+02:00')).toEqual([eventId]);
+      expect(await since(new Date(Date.now() + 3_600_000).toISOString())).toEqual([]);
     } finally {
       await receiver.stop();
     }

@@ -1,10 +1,9 @@
 import type { RequestHandler } from 'express';
 
-import type { EventRecord } from '../../../shared/sales/store';
 import { principalOf } from '../../http/auth';
 import { withIdempotencyKey } from '../../http/fields';
 import { route, type RouteDef } from '../../http/routes';
-import { success } from '../../http/shapes';
+import { ok, success } from '../../http/shapes';
 import type { SalesContext } from './compose';
 import {
   ApiKeyCreated,
@@ -27,29 +26,10 @@ import {
   WebhookSaved,
   WebhookSettings,
 } from './schemas';
+import { attemptView, deliverySummary, deliveryView } from './views';
 
-const ok = (res: Parameters<RequestHandler>[1], data: unknown): void => void res.json({ status: 'success', data });
 const QUEUED =
   'No worker took the attempt within the wait; it stays queued and is sent when a worker runs (see the deliveries log).';
-
-const deliveryView = (e: EventRecord, withAttempts: boolean) => ({
-  eventId: e._id,
-  type: e.type,
-  status: e.status,
-  createdAt: e.createdAt.toISOString(),
-  attemptCount: e.attempts.length,
-  lastAttemptAt: e.attempts.at(-1)?.at.toISOString() ?? null,
-  ...(withAttempts
-    ? {
-        body: JSON.parse(e.body) as unknown,
-        attempts: e.attempts.map((a) => ({
-          ...a,
-          at: a.at.toISOString(),
-          nextAttemptAt: a.nextAttemptAt?.toISOString() ?? null,
-        })),
-      }
-    : {}),
-});
 
 /** Seller routes: webhook endpoint and secret, API key, and the checkout records that emit events. */
 export function salesRoutes(deps: Pick<SalesContext, 'sales' | 'can'>): RouteDef[] {
@@ -66,7 +46,9 @@ export function salesRoutes(deps: Pick<SalesContext, 'sales' | 'can'>): RouteDef
       request: { body: SetWebhookRequest },
       before,
       responses: { 200: { description: 'data.url and data.secret (shown once)', schema: success(WebhookSaved) } },
-      handler: async ({ body }, req, res) => ok(res, await sales.setWebhook(org(req), body)),
+      handler: async ({ body }, req, res) => {
+        res.json(ok(await sales.setWebhook(org(req), body)));
+      },
     }),
     route({
       method: 'get',
@@ -76,7 +58,9 @@ export function salesRoutes(deps: Pick<SalesContext, 'sales' | 'can'>): RouteDef
       request: {},
       before,
       responses: { 200: { description: 'data.url, data.secret (masked)', schema: success(WebhookSettings) } },
-      handler: async (_i, req, res) => ok(res, await sales.getWebhook(org(req))),
+      handler: async (_i, req, res) => {
+        res.json(ok(await sales.getWebhook(org(req))));
+      },
     }),
     route({
       method: 'post',
@@ -96,7 +80,7 @@ export function salesRoutes(deps: Pick<SalesContext, 'sales' | 'can'>): RouteDef
       handler: async (_i, req, res) => {
         const r = await sales.sendTest(org(req));
         if (r.outcome === 'queued') res.status(202);
-        ok(res, { ...r, ...(r.outcome === 'queued' ? { message: QUEUED } : {}) });
+        res.json(ok({ ...r, ...(r.outcome === 'queued' ? { message: QUEUED } : {}) }));
       },
     }),
     route({
@@ -107,7 +91,9 @@ export function salesRoutes(deps: Pick<SalesContext, 'sales' | 'can'>): RouteDef
       request: {},
       before,
       responses: { 200: { description: 'data.apiKey', schema: success(ApiKeyCreated) } },
-      handler: async (_i, req, res) => ok(res, await sales.createApiKey(org(req))),
+      handler: async (_i, req, res) => {
+        res.json(ok(await sales.createApiKey(org(req))));
+      },
     }),
     route({
       method: 'delete',
@@ -132,14 +118,16 @@ export function salesRoutes(deps: Pick<SalesContext, 'sales' | 'can'>): RouteDef
       responses: { 200: { description: 'The product', schema: success(Product) } },
       handler: async ({ body }, req, res) => {
         const p = await sales.createProduct(org(req), body);
-        ok(res, {
-          id: p._id,
-          name: p.name,
-          billingType: p.billingType,
-          price: p.price,
-          currency: p.currency,
-          interval: p.interval ?? null,
-        });
+        res.json(
+          ok({
+            id: p._id,
+            name: p.name,
+            billingType: p.billingType,
+            price: p.price,
+            currency: p.currency,
+            interval: p.interval ?? null,
+          }),
+        );
       },
     }),
     route({
@@ -156,7 +144,9 @@ export function salesRoutes(deps: Pick<SalesContext, 'sales' | 'can'>): RouteDef
         },
         409: { description: 'requestId already used: the message names the first sale; nothing new was recorded' },
       },
-      handler: async ({ body }, req, res) => ok(res, await sales.recordSale(org(req), withIdempotencyKey(body))),
+      handler: async ({ body }, req, res) => {
+        res.json(ok(await sales.recordSale(org(req), withIdempotencyKey(body))));
+      },
     }),
     route({
       method: 'post',
@@ -166,7 +156,9 @@ export function salesRoutes(deps: Pick<SalesContext, 'sales' | 'can'>): RouteDef
       request: { params: SaleIdParams },
       before,
       responses: { 200: { description: 'data.saleId, data.eventId', schema: success(SaleRefunded) } },
-      handler: async ({ params }, req, res) => ok(res, await sales.refund(org(req), params.saleId)),
+      handler: async ({ params }, req, res) => {
+        res.json(ok(await sales.refund(org(req), params.saleId)));
+      },
     }),
     route({
       method: 'patch',
@@ -181,7 +173,9 @@ export function salesRoutes(deps: Pick<SalesContext, 'sales' | 'can'>): RouteDef
           schema: success(SubscriptionUpdated),
         },
       },
-      handler: async ({ params, body }, req, res) => ok(res, await sales.updateSubscription(org(req), params.id, body)),
+      handler: async ({ params, body }, req, res) => {
+        res.json(ok(await sales.updateSubscription(org(req), params.id, body)));
+      },
     }),
     route({
       method: 'get',
@@ -192,17 +186,8 @@ export function salesRoutes(deps: Pick<SalesContext, 'sales' | 'can'>): RouteDef
       before,
       responses: { 200: { description: 'data.deliveries, data.total', schema: success(DeliveryList) } },
       handler: async ({ query }, req, res) => {
-        const { items, total } = await sales.listDeliveries({
-          orgId: org(req),
-          ...query,
-          since: query.since ? new Date(query.since) : undefined,
-        });
-        ok(res, {
-          deliveries: items.map((e) => deliveryView(e, false)),
-          total,
-          limit: query.limit,
-          offset: query.offset,
-        });
+        const { items, total } = await sales.listDeliveries(org(req), query);
+        res.json(ok({ deliveries: items.map(deliverySummary), total, limit: query.limit, offset: query.offset }));
       },
     }),
     route({
@@ -213,8 +198,9 @@ export function salesRoutes(deps: Pick<SalesContext, 'sales' | 'can'>): RouteDef
       request: { params: EventIdParams },
       before,
       responses: { 200: { description: 'The delivery', schema: success(Delivery) } },
-      handler: async ({ params }, req, res) =>
-        ok(res, deliveryView(await sales.getDelivery(org(req), params.eventId), true)),
+      handler: async ({ params }, req, res) => {
+        res.json(ok(deliveryView(await sales.getDelivery(org(req), params.eventId))));
+      },
     }),
     route({
       method: 'post',
@@ -233,18 +219,13 @@ export function salesRoutes(deps: Pick<SalesContext, 'sales' | 'can'>): RouteDef
       handler: async ({ params }, req, res) => {
         const r = await sales.resend(org(req), params.eventId);
         if (r.outcome === 'queued') res.status(202);
-        ok(res, {
-          outcome: r.outcome,
-          attempt: r.attempt
-            ? {
-                ...r.attempt,
-                scheduledAt: r.attempt.scheduledAt.toISOString(),
-                at: r.attempt.at.toISOString(),
-                nextAttemptAt: null,
-              }
-            : null,
-          ...(r.outcome === 'queued' ? { message: QUEUED } : {}),
-        });
+        res.json(
+          ok({
+            outcome: r.outcome,
+            attempt: r.attempt ? attemptView(r.attempt) : null,
+            ...(r.outcome === 'queued' ? { message: QUEUED } : {}),
+          }),
+        );
       },
     }),
   ];

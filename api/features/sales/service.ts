@@ -335,7 +335,11 @@ export function createSalesService(deps: {
       return { outcome, attempt: after.attempts.find((a) => a.key === workflowId) };
     },
 
-    listDeliveries: (q: Parameters<SalesStore['listEvents']>[0]) => store.listEvents(q),
+    /** The deliveries log, newest first; `since` as the wire sends it (an ISO time). */
+    listDeliveries: (
+      orgId: string,
+      q: Omit<Parameters<SalesStore['listEvents']>[0], 'orgId' | 'since'> & { since?: string | undefined },
+    ) => store.listEvents({ ...q, orgId, since: q.since ? new Date(q.since) : undefined }),
     async getDelivery(orgId: string, eventId: string) {
       const event = await store.getEvent(orgId, eventId);
       if (!event) throw notFound('event', eventId);

@@ -4,6 +4,7 @@ import { defineTool, READ, type ToolDef, WRITE } from '../../mcp/tool';
 import type { SalesContext } from './compose';
 import { Entitlement } from './routes.entitlements';
 import { DeliveriesQuery, DeliveryList, EntitlementsQuery, EventIdParams } from './schemas';
+import { deliverySummary } from './views';
 
 /** A seller's agent: what was sent to the seller's endpoint, a resend, and what a buyer holds. */
 export function salesTools(deps: Pick<SalesContext, 'sales'>): ToolDef[] {
@@ -20,22 +21,8 @@ export function salesTools(deps: Pick<SalesContext, 'sales'>): ToolDef[] {
       output: z.object({ deliveries: DeliveryList.shape.deliveries, total: z.number().int() }),
       annotations: READ,
       run: async ({ principal, input }) => {
-        const { items, total } = await sales.listDeliveries({
-          orgId: principal.org._id,
-          ...input,
-          since: input.since ? new Date(input.since) : undefined,
-        });
-        return {
-          deliveries: items.map((e) => ({
-            eventId: e._id,
-            type: e.type,
-            status: e.status,
-            createdAt: e.createdAt.toISOString(),
-            attemptCount: e.attempts.length,
-            lastAttemptAt: e.attempts.at(-1)?.at.toISOString() ?? null,
-          })),
-          total,
-        };
+        const { items, total } = await sales.listDeliveries(principal.org._id, input);
+        return { deliveries: items.map(deliverySummary), total };
       },
     }),
     defineTool({
