@@ -73,12 +73,28 @@ describe('sales outbox: every recorded event is delivered, once per sale', () =>
       const api = client(h, token);
       const productId = await seller(api, receiver.url);
       // A second api whose Temporal connection is gone: the sale is recorded, its workflow start fails.
-      const cutOff = await startHarness('outbox', OVERRIDES, { worker: false });
+      const warnings: Record<string, unknown>[] = [];
+      const logDestination = {
+        write: (line: string) => void warnings.push(JSON.parse(line) as Record<string, unknown>),
+      };
+      const cutOff = await startHarness(
+        'outbox',
+        { ...OVERRIDES, LOG_LEVEL: 'warn' },
+        { worker: false, logDestination },
+      );
       await cutOff.temporal.connection.close();
       const cut = client(cutOff, token);
       const recorded = await cut.post<Data<{ saleId: string; eventId: string }>>('/platform/sales', sale(productId));
       expect(recorded.status).toBe(200);
       await cutOff.stop().catch(() => undefined);
+      // The start that failed is in the api's log under the request that recorded the sale, not absorbed unseen.
+      expect(warnings).toContainEqual(
+        expect.objectContaining({
+          msg: 'webhook delivery not started; the outbox sweep delivers the event',
+          requestId: recorded.headers.get('x-request-id'),
+          eventId: recorded.body.data.eventId,
+        }),
+      );
 
       await deliveredTo(receiver, 1, 'the sweep to deliver the event');
       expect(receiver.received[0]!.headers['x-sales-event-id']).toBe(recorded.body.data.eventId);

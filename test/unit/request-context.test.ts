@@ -1,4 +1,5 @@
-import { currentRequestId, runWithRequestContext } from '../../shared/request-context';
+import type { Logger } from '../../shared/logger';
+import { currentRequestId, logFailure, runWithRequestContext } from '../../shared/request-context';
 
 const tick = () => new Promise((r) => setTimeout(r, 1));
 
@@ -39,5 +40,18 @@ describe('request context', () => {
 
   it('returns what the function returns', () => {
     expect(runWithRequestContext({ requestId: 'r' }, () => 42)).toBe(42);
+  });
+
+  it("logs a failure a request goes on without under that request's ID, and resolves it to undefined", async () => {
+    const lines: [Record<string, unknown>, string][] = [];
+    const log = {
+      warn: (fields: Record<string, unknown>, message?: string) => void lines.push([fields, message ?? '']),
+    } as unknown as Pick<Logger, 'warn'>;
+    const err = new Error('bucket unreachable');
+    const settled = await runWithRequestContext({ requestId: 'r7' }, () =>
+      Promise.reject(err).catch(logFailure(log, 'object left behind', { key: 'k' })),
+    );
+    expect(settled).toBeUndefined();
+    expect(lines).toEqual([[{ err, requestId: 'r7', key: 'k' }, 'object left behind']]);
   });
 });

@@ -30,7 +30,7 @@ function decodeCursor(cursor: string): { at: Date; id: string } {
     const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
     if (typeof at === 'number' && Number.isFinite(at) && typeof id === 'string' && id) return { at: new Date(at), id };
   } catch {
-    // refused below
+    // Not base64url JSON: a cursor this api did not write, refused below like any other malformed one.
   }
   throw new AppError('INVALID_REQUEST', 'Invalid cursor: pass the nextCursor of a previous page unchanged.');
 }

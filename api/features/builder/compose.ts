@@ -41,6 +41,7 @@ export async function composeBuilder(core: Core, needs: BuilderNeeds) {
       temporal,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       feed: createTurnFeed(core.redis, config.REDIS_KEY_PREFIX),
+      log: core.log,
     }),
     builderSandbox: createSandboxService({ sessions: builder, sandboxes, temporal, config }),
     builderGit: createBuilderGitService({

@@ -16,6 +16,9 @@ import {
 } from '../../../shared/contracts/builder-turn';
 import { AppError } from '../../../shared/errors';
 import type { Principal } from '../../../shared/identity/service';
+import { ignore } from '../../../shared/ignore';
+import type { Logger } from '../../../shared/logger';
+import { logFailure } from '../../../shared/request-context';
 import type { BuilderService } from './service';
 
 /** A marker this old whose workflow Temporal does not know is a crash between claiming and starting: stale. */
@@ -37,6 +40,7 @@ export function createTurnService(deps: {
   temporal: Client;
   taskQueue: string;
   feed: TurnFeed;
+  log: Pick<Logger, 'warn'>;
 }) {
   const { store, temporal } = deps;
 
@@ -112,7 +116,9 @@ export function createTurnService(deps: {
         model,
       };
       const emit = store.eventWriter({ turnId, sessionId: s._id, orgId: s.orgId });
-      const announce = () => deps.feed.publish(turnId).catch(() => undefined);
+      // A lost announcement costs a stream at most one recheck interval of the turn feed (shared/builder/ids.ts).
+      const announce = () =>
+        deps.feed.publish(turnId).catch(ignore("the turn's streams recheck the store on their own"));
       // Written here rather than by the workflow's first activity: a stream shows the turn at once (the workflow
       // does not write it again).
       await emit('turn.started', {
@@ -137,9 +143,24 @@ export function createTurnService(deps: {
           turnId,
           status: 'failed',
           error: { code: 'internal', message: 'The turn could not start; send the message again.' },
-        }).catch(() => undefined);
+        }).catch(
+          logFailure(
+            deps.log,
+            'a turn that could not start was not marked failed; its stream ends when it stops waiting',
+            { turnId },
+          ),
+        );
         await announce();
-        await store.releaseTurn(s._id, turnId).catch(() => undefined);
+        // A marker left behind is claimed again once it is older than UNSTARTED_MARKER_MS.
+        await store.releaseTurn(s._id, turnId).catch(
+          logFailure(
+            deps.log,
+            `the session was not freed of a turn that could not start; it frees itself in ${UNSTARTED_MARKER_MS / 1000} s`,
+            {
+              turnId,
+            },
+          ),
+        );
         throw err;
       }
       return { turnId, sessionId: s._id };

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
+import { ignore } from '../../../shared/ignore';
 import { principalOf } from '../../http/auth';
 import { IDEMPOTENCY_FIELD } from '../../http/fields';
 import { newDeploymentProject } from './access';
@@ -28,11 +29,9 @@ export function answerReplays(
 ): RequestHandler {
   const mayDeploy = async (req: Request) => {
     const projectId = await newDeploymentProject.project?.(req);
-    return ctx.authz.authorize(principalOf(req), 'deployment.create', { projectId }).then(
-      () => true,
-      // Refused (or the check failed): the route's own check answers it.
-      () => false,
-    );
+    return ctx.authz
+      .authorize(principalOf(req), 'deployment.create', { projectId })
+      .then(() => true, ignore("refused, or the check failed: the route's own check answers it", false));
   };
   return async (req: Request, res: Response, next: NextFunction) => {
     try {

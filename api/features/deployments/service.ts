@@ -31,7 +31,7 @@ import { imageDeployRefusal } from '../../../shared/images/registry-guard';
 import type { Logger } from '../../../shared/logger';
 import { PLAN_POLICIES } from '../../../shared/plans';
 import type { ProjectStore } from '../../../shared/projects/store';
-import { currentRequestId } from '../../../shared/request-context';
+import { currentRequestId, logFailure } from '../../../shared/request-context';
 import type { EnvSealer } from '../../../shared/secrets/deployment-env';
 import type { SecretEnvironment } from '../../../shared/secrets/store';
 import type { UploadStore } from '../../../shared/uploads/store';
@@ -255,7 +255,11 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
     }
     await ensureWorkflow(record, principal);
     // Its workflow exists: the slot holds past its lease. A lost confirm costs one Temporal lookup when pruning.
-    await deps.quota.confirm(orgId, id).catch(() => undefined);
+    await deps.quota
+      .confirm(orgId, id)
+      .catch(
+        logFailure(deps.log, 'quota slot not confirmed; pruning will ask Temporal about it', { deploymentId: id }),
+      );
     return record;
   }
 

@@ -17,6 +17,7 @@ export const composeProjects = (core: Core, needs: ProjectNeeds) => ({
     authz: core.authz,
     users: core.identity,
     lock: core.lock,
+    log: core.log,
   }),
 });
 

@@ -6,8 +6,10 @@ import { isDuplicateKey } from '../../../shared/db/mongo';
 import { AppError } from '../../../shared/errors';
 import type { Principal } from '../../../shared/identity/service';
 import type { KeyedLock } from '../../../shared/locks';
+import type { Logger } from '../../../shared/logger';
 import type { ProjectChange, ProjectStore } from '../../../shared/projects/store';
 import type { ProjectFields, ProjectRecord } from '../../../shared/projects/types';
+import { logFailure } from '../../../shared/request-context';
 import type { DeploymentService } from '../deployments/service';
 import { createMemberService } from './members';
 
@@ -18,6 +20,7 @@ export interface ProjectServiceDeps {
   authz: Pick<Authz, 'authorize' | 'visibility'>;
   users: Parameters<typeof createMemberService>[0]['users'];
   lock: KeyedLock;
+  log: Pick<Logger, 'warn'>;
 }
 
 export const projectNotFound = (id: string) =>
@@ -116,7 +119,9 @@ export function createProjectService(deps: ProjectServiceDeps) {
         });
       } catch (err) {
         // A project nobody administers is not left behind: the caller retries the whole creation.
-        await store.remove(record.orgId, record._id).catch(() => undefined);
+        await store
+          .remove(record.orgId, record._id)
+          .catch(logFailure(deps.log, 'a project with no admin was left behind; delete it', { projectId: record._id }));
         throw err;
       }
       return record;

@@ -7,7 +7,7 @@ import { createSalesService } from './service';
 export async function composeSales(core: Core) {
   const store = createSalesStore(core.db);
   await store.ensureIndexes();
-  return { sales: createSalesService({ store, temporal: core.temporal, config: core.config }) };
+  return { sales: createSalesService({ store, temporal: core.temporal, config: core.config, log: core.log }) };
 }
 
 export type SalesContext = FeatureContext<Awaited<ReturnType<typeof composeSales>>>;

@@ -13,7 +13,9 @@ import {
 import { isDuplicateKey } from '../../../shared/db/mongo';
 import { AppError } from '../../../shared/errors';
 import { hashToken } from '../../../shared/identity/tokens';
+import type { Logger } from '../../../shared/logger';
 import { privateTargetReason } from '../../../shared/net-guard';
+import { logFailure } from '../../../shared/request-context';
 import { completeSale as completeSaleRecords, derivedId, eventPayload } from '../../../shared/sales/records';
 import type { EventType, ProductRecord, SaleRecord, SalesStore, SubscriptionStatus } from '../../../shared/sales/store';
 
@@ -53,6 +55,7 @@ export function createSalesService(deps: {
     | 'ALLOW_PRIVATE_WEBHOOK_TARGETS'
     | 'SALES_ATTEMPT_WAIT_MS'
   >;
+  log: Pick<Logger, 'warn'>;
 }) {
   const { store, temporal, config } = deps;
 
@@ -84,8 +87,10 @@ export function createSalesService(deps: {
           args: [input],
         }),
       );
-    } catch {
-      // Already started (a retried request), or Temporal did not answer in time: the outbox sweep owns it now.
+    } catch (err) {
+      // Already started: a retried request, whose first start stands.
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+      logFailure(deps.log, 'webhook delivery not started; the outbox sweep delivers the event', { eventId: id })(err);
     }
   }
 
@@ -171,7 +176,9 @@ export function createSalesService(deps: {
           .withDeadline(Date.now() + START_WAIT_MS, () =>
             temporal.schedule.getHandle(webhookOutboxScheduleId(config.TEMPORAL_TASK_QUEUE)).trigger(),
           )
-          .catch(() => undefined);
+          .catch(
+            logFailure(deps.log, 'outbox sweep not triggered; the waiting events go at its next interval', { orgId }),
+          );
       }
       return { url: url.toString(), secret };
     },

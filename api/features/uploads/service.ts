@@ -8,6 +8,8 @@ import yauzl from 'yauzl';
 import type { Config } from '../../../shared/config';
 import { AppError } from '../../../shared/errors';
 import type { Principal } from '../../../shared/identity/service';
+import type { Logger } from '../../../shared/logger';
+import { logFailure } from '../../../shared/request-context';
 import type { UploadRecord, UploadStore } from '../../../shared/uploads/store';
 
 /** Opens the archive's central directory; a file that is not a readable zip is refused before it is stored. */
@@ -50,6 +52,7 @@ export function createUploadService(deps: {
   store: UploadStore;
   s3: S3Client;
   config: Pick<Config, 'S3_BUCKET' | 'UPLOAD_TTL_S'>;
+  log: Pick<Logger, 'warn'>;
 }) {
   return {
     /** Stores a received zip (already on local disk, cut off at the size cap by multer) in S3 and records it. */
@@ -84,7 +87,15 @@ export function createUploadService(deps: {
       try {
         await deps.store.insert(record);
       } catch (err) {
-        await deps.s3.send(new DeleteObjectCommand({ Bucket: deps.config.S3_BUCKET, Key: key })).catch(() => undefined);
+        // No record names the object, so nothing else will remove it: the log line is how an operator finds it.
+        await deps.s3
+          .send(new DeleteObjectCommand({ Bucket: deps.config.S3_BUCKET, Key: key }))
+          .catch(
+            logFailure(deps.log, 'an upload whose record failed is left in the bucket', {
+              bucket: deps.config.S3_BUCKET,
+              key,
+            }),
+          );
         throw err;
       }
       return record;
