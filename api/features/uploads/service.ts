@@ -88,14 +88,12 @@ export function createUploadService(deps: {
         await deps.store.insert(record);
       } catch (err) {
         // No record names the object, so nothing else will remove it: the log line is how an operator finds it.
-        await deps.s3
-          .send(new DeleteObjectCommand({ Bucket: deps.config.S3_BUCKET, Key: key }))
-          .catch(
-            logFailure(deps.log, 'an upload whose record failed is left in the bucket', {
-              bucket: deps.config.S3_BUCKET,
-              key,
-            }),
-          );
+        await deps.s3.send(new DeleteObjectCommand({ Bucket: deps.config.S3_BUCKET, Key: key })).catch(
+          logFailure(deps.log, 'an upload whose record failed is left in the bucket', {
+            bucket: deps.config.S3_BUCKET,
+            key,
+          }),
+        );
         throw err;
       }
       return record;
