@@ -251,6 +251,7 @@ export function createBuildActivities(deps: BuildDeps) {
     const { commit } = await cloneRepository({
       url: source.repoUrl,
       ...(source.branch ? { branch: source.branch } : {}),
+      ...(source.commit ? { commit: source.commit } : {}),
       ...(token ? { token } : {}),
       dest: work,
       maxBytes: config.GIT_MAX_BYTES,

@@ -15,6 +15,8 @@ export interface CloneOptions {
   url: string;
   /** Absent: the repository's default branch. */
   branch?: string;
+  /** A full commit SHA: exactly this commit is fetched (shallow) and checked out, whatever `branch` says. */
+  commit?: string;
   /** Sent as HTTP basic auth (`x-access-token:<token>`), the form GitHub, GitLab and Gitea all accept. */
   token?: string;
   dest: string;
@@ -40,7 +42,12 @@ async function treeBytes(dir: string): Promise<number> {
  * Turns git's stderr into what the caller did wrong, in our words. HTTP statuses are matched as words: a URL's
  * port (127.0.0.1:40195) must not read as a 401.
  */
-export function explainCloneFailure(stderr: string, opts: Pick<CloneOptions, 'url' | 'branch' | 'token'>): string {
+export function explainCloneFailure(
+  stderr: string,
+  opts: Pick<CloneOptions, 'url' | 'branch' | 'commit' | 'token'>,
+): string {
+  if (opts.commit && /not our ref|couldn't find remote ref|no such remote ref|unadvertised object/i.test(stderr))
+    return `the commit ${opts.commit} is not in ${opts.url} (push it first, or give the full SHA of a commit it has)`;
   const branch = opts.branch ? /Remote branch .* not found|couldn't find remote ref/i.test(stderr) : false;
   if (branch) return `the branch "${opts.branch}" does not exist in ${opts.url}`;
   if (/Authentication failed|could not read Username|terminal prompts disabled|\b40[13]\b/i.test(stderr)) {
@@ -58,7 +65,7 @@ export function explainCloneFailure(stderr: string, opts: Pick<CloneOptions, 'ur
 }
 
 /**
- * A shallow clone of one branch into `dest`, then its `.git` removed (the build needs the files only).
+ * A shallow clone of one branch (or one commit) into `dest`, then its `.git` removed (the build needs the files only).
  * The host is checked against private networks first; the token travels in git's environment, never its
  * arguments, and is scrubbed from anything git prints. Returns the commit that was cloned.
  */
@@ -81,58 +88,81 @@ export async function cloneRepository(opts: CloneOptions): Promise<{ commit: str
   const { env, scrub } = git;
 
   const checkout = path.join(opts.dest, 'src');
-  const args = [
-    ...git.args,
-    'clone',
-    '--depth=1',
-    '--single-branch',
-    '--no-tags',
-    '--progress',
-    ...(opts.branch ? ['--branch', opts.branch] : []),
-    '--',
-    cloneUrl,
-    checkout,
-  ];
-  opts.log(`$ git clone --depth=1 ${opts.branch ? `--branch ${opts.branch} ` : ''}${opts.url}`);
 
-  const stderr = await new Promise<string>((resolve, reject) => {
-    const child = spawn('git', args, { env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
-    let output = '';
-    let stopped: string | undefined;
-    const stop = (why: string) => {
-      stopped ??= why;
-      try {
-        if (child.pid) process.kill(-child.pid, 'SIGKILL'); // git and its remote helper
-      } catch {
-        /* already gone */
-      }
-    };
-    const onAbort = () => stop('aborted');
-    opts.signal.addEventListener('abort', onAbort, { once: true });
-    const sizeWatch = setInterval(() => {
-      void treeBytes(opts.dest).then((bytes) => {
-        if (bytes > opts.maxBytes) stop(`the repository is larger than the ${opts.maxBytes}-byte clone limit`);
+  /** Runs git with the size watch and the caller's abort; resolves to what it wrote on stderr. */
+  const run = (args: string[]) =>
+    new Promise<string>((resolve, reject) => {
+      const child = spawn('git', args, { env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+      let output = '';
+      let stopped: string | undefined;
+      const stop = (why: string) => {
+        stopped ??= why;
+        try {
+          if (child.pid) process.kill(-child.pid, 'SIGKILL'); // git and its remote helper
+        } catch {
+          /* already gone */
+        }
+      };
+      const onAbort = () => stop('aborted');
+      opts.signal.addEventListener('abort', onAbort, { once: true });
+      const sizeWatch = setInterval(() => {
+        void treeBytes(opts.dest).then((bytes) => {
+          if (bytes > opts.maxBytes) stop(`the repository is larger than the ${opts.maxBytes}-byte clone limit`);
+        });
+      }, 500);
+      child.stderr.setEncoding('utf8');
+      child.stderr.on('data', (d: string) => {
+        output += d;
+        if (output.length > 64 * 1024) output = output.slice(-32 * 1024);
       });
-    }, 500);
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (d: string) => {
-      output += d;
-      if (output.length > 64 * 1024) output = output.slice(-32 * 1024);
+      child.once('error', (err) => {
+        clearInterval(sizeWatch);
+        reject(new GitError(`cannot run git: ${err.message}`));
+      });
+      child.once('close', (code) => {
+        clearInterval(sizeWatch);
+        opts.signal.removeEventListener('abort', onAbort);
+        if (stopped === 'aborted')
+          reject(opts.signal.reason instanceof Error ? opts.signal.reason : new Error('aborted'));
+        else if (stopped) reject(new GitError(stopped));
+        else if (code !== 0) reject(new GitError(scrub(explainCloneFailure(output, opts))));
+        else resolve(output);
+      });
     });
-    child.once('error', (err) => {
-      clearInterval(sizeWatch);
-      reject(new GitError(`cannot run git: ${err.message}`));
-    });
-    child.once('close', (code) => {
-      clearInterval(sizeWatch);
-      opts.signal.removeEventListener('abort', onAbort);
-      if (stopped === 'aborted')
-        reject(opts.signal.reason instanceof Error ? opts.signal.reason : new Error('aborted'));
-      else if (stopped) reject(new GitError(stopped));
-      else if (code !== 0) reject(new GitError(scrub(explainCloneFailure(output, opts))));
-      else resolve(output);
-    });
-  });
+
+  let stderr: string;
+  if (opts.commit) {
+    // One commit, by its SHA: an empty repository (no template, so no hooks) fetches it alone and checks it out.
+    opts.log(`$ git fetch --depth=1 ${opts.url} ${opts.commit}`);
+    await run(['init', '-q', '--template=', checkout]);
+    stderr = await run([
+      '-C',
+      checkout,
+      ...git.args,
+      'fetch',
+      '--depth=1',
+      '--no-tags',
+      '--progress',
+      '--',
+      cloneUrl,
+      opts.commit,
+    ]);
+    await run(['-C', checkout, ...git.args, 'checkout', '-q', '--detach', 'FETCH_HEAD']);
+  } else {
+    opts.log(`$ git clone --depth=1 ${opts.branch ? `--branch ${opts.branch} ` : ''}${opts.url}`);
+    stderr = await run([
+      ...git.args,
+      'clone',
+      '--depth=1',
+      '--single-branch',
+      '--no-tags',
+      '--progress',
+      ...(opts.branch ? ['--branch', opts.branch] : []),
+      '--',
+      cloneUrl,
+      checkout,
+    ]);
+  }
   // The watch above samples; a clone that finished between two samples is measured once more here.
   if ((await treeBytes(opts.dest)) > opts.maxBytes) {
     throw new GitError(`the repository is larger than the ${opts.maxBytes}-byte clone limit`);
@@ -150,6 +180,9 @@ export async function cloneRepository(opts: CloneOptions): Promise<{ commit: str
     child.once('error', () => resolve(''));
   });
   await fs.rm(path.join(checkout, '.git'), { recursive: true, force: true });
+  // What was asked for is what is built, or nothing is: the record says which commit a release runs.
+  if (opts.commit && commit !== opts.commit)
+    throw new GitError(`fetching ${opts.commit} from ${opts.url} checked out ${commit || 'nothing'} instead`);
   return { commit };
 }
 

@@ -25,6 +25,8 @@ export type DeploymentSource =
       type: 'git';
       repoUrl: string;
       branch?: string;
+      /** Build exactly this commit (a full SHA) rather than the branch's head: a redeploy may name one. */
+      commit?: string;
       gitTokenSecretId?: string;
       /** Vault environment the token must come from (the deploy's; PRODUCTION by default). */
       vaultEnvironment?: 'DEVELOPMENT' | 'STAGING' | 'PRODUCTION';

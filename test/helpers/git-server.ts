@@ -101,6 +101,27 @@ export async function startGitServer(opts: { host?: string } = {}) {
       else await fs.writeFile(path.join(bare, 'git-daemon-export-ok'), '');
       return `${url}/${name}.git`;
     },
+    /**
+     * Commits `files` on top of `branch` of a repo made by addRepo (as a push from a developer's clone would) and
+     * returns the new commit's SHA.
+     */
+    async addCommit(name: string, files: Record<string, string>, branch = 'main'): Promise<string> {
+      if (!REPO_NAME.test(name) || name.split('/').includes('..')) throw new Error(`bad repo name ${name}`);
+      const work = await fs.mkdtemp(path.join(root, 'work-'));
+      const git = (...args: string[]) => run('git', [...AUTHOR, ...args], { cwd: work, env: GIT_ENV });
+      try {
+        await run('git', ['clone', '-q', '--branch', branch, path.join(projectRoot, `${name}.git`), work], {
+          env: GIT_ENV,
+        });
+        await writeFiles(work, files);
+        await git('add', '-A');
+        await git('commit', '-q', '--allow-empty', '-m', `change on ${branch}`);
+        await git('push', '-q', 'origin', branch);
+        return (await git('rev-parse', 'HEAD')).stdout.trim();
+      } finally {
+        await fs.rm(work, { recursive: true, force: true });
+      }
+    },
     /** A git:// daemon over the same repos (public ones only), started once and stopped with the server. */
     daemon(): Promise<GitDaemon> {
       daemon ??= startGitDaemon(projectRoot);

@@ -8,6 +8,7 @@ import { LABELS } from '../../shared/constants';
 import { createDockerClient } from '../../shared/engine/docker-client';
 import { buildBaseImages } from '../helpers/base-images';
 import { client } from '../helpers/client';
+import { type GitServer, startGitServer } from '../helpers/git-server';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage } from '../helpers/images';
 import { readResult } from '../helpers/mcp';
@@ -39,23 +40,24 @@ interface Release {
 }
 
 /** A Node app with no dependencies that answers `version` at every path; `exit` makes it exit as it starts. */
+const appFiles = (version: string, opts: { exit?: boolean; failBuild?: boolean } = {}): Record<string, string> => ({
+  'package.json': JSON.stringify({
+    name: 'shipped-app',
+    version: '1.0.0',
+    private: true,
+    scripts: {
+      start: 'node server.js',
+      ...(opts.failBuild
+        ? { build: 'node -e "console.error(\'compile error: missing semicolon\'); process.exit(1)"' }
+        : {}),
+    },
+  }),
+  'server.js': opts.exit
+    ? "console.error('exiting on purpose: no config'); process.exit(3);\n"
+    : `require('node:http').createServer((_q, r) => r.end('${version}\\n')).listen(Number(process.env.PORT || 8080));\n`,
+});
 const nodeApp = (version: string, opts: { exit?: boolean; failBuild?: boolean } = {}) =>
-  makeZip({
-    'package.json': JSON.stringify({
-      name: 'shipped-app',
-      version: '1.0.0',
-      private: true,
-      scripts: {
-        start: 'node server.js',
-        ...(opts.failBuild
-          ? { build: 'node -e "console.error(\'compile error: missing semicolon\'); process.exit(1)"' }
-          : {}),
-      },
-    }),
-    'server.js': opts.exit
-      ? "console.error('exiting on purpose: no config'); process.exit(3);\n"
-      : `require('node:http').createServer((_q, r) => r.end('${version}\\n')).listen(Number(process.env.PORT || 8080));\n`,
-  });
+  makeZip(appFiles(version, opts));
 
 /**
  * New code shipped to a running deployment (a zip, an image) as its next release: the same deployment, the same URL,
@@ -63,11 +65,15 @@ const nodeApp = (version: string, opts: { exit?: boolean; failBuild?: boolean } 
  */
 describe('redeploy with a new source', () => {
   let h: Harness;
+  let git: GitServer;
   let image: string;
 
   beforeAll(async () => {
     const base = await buildBaseImages(createDockerClient(process.env.DOCKER_HOST));
+    git = await startGitServer();
     h = await startHarness('newsrc', {
+      // The Git server is on loopback.
+      ALLOW_PRIVATE_GIT_HOSTS: 'true',
       BUILD_BASE_IMAGE_NODE: base.node,
       BUILD_BASE_IMAGE_STATIC: base.static,
       BUILD_BASE_IMAGE_PYTHON: base.python,
@@ -80,7 +86,10 @@ describe('redeploy with a new source', () => {
     });
     image = await buildFixtureImage(h.docker, 'hello');
   }, 300_000);
-  afterAll(() => h?.stop());
+  afterAll(async () => {
+    await h?.stop();
+    await git?.stop();
+  });
 
   async function upload(api: Api, zip: Buffer): Promise<string> {
     const r = await api.call<{ uploadId: string }>('POST', '/compat/uploads/zip', archiveForm(zip, 'app.zip'));
@@ -146,11 +155,14 @@ describe('redeploy with a new source', () => {
   /** The answers with each run of equal bodies folded into one: the versions in the order they were served. */
   const versions = (seen: { text: string }[]) => seen.map((s) => s.text).filter((t, i, all) => t !== all[i - 1]);
 
-  async function deployZip(api: Api, zip: Buffer) {
+  async function deployZip(api: Api, zip: Buffer, more: Record<string, unknown> = {}) {
+    return deploy(api, { uploadId: await upload(api, zip), ...more });
+  }
+  async function deploy(api: Api, body: Record<string, unknown>) {
     const r = await api.post<{ data: { deployment: { id: string } } }>('/platform/deployments', {
       name: `ship-${randomUUID().slice(0, 6)}`,
       port: 8080,
-      uploadId: await upload(api, zip),
+      ...body,
     });
     expect(r.status).toBe(202);
     const id = r.body.data.deployment.id;
@@ -166,9 +178,14 @@ describe('redeploy with a new source', () => {
     return { id, url: d.url! };
   }
 
-  it('ships zips at the same URL with no failed request; a broken change leaves the previous one serving; rollback needs no build', async () => {
+  it('ships three zips and a commit at the same URL with no failed request; a broken change leaves the previous one serving; rollback needs no build', async () => {
     const api = client(h, (await h.newOrg('pro')).token);
-    const { id, url } = await deployZip(api, await nodeApp('v1'));
+    // The deployment's project names the repository a Git redeploy builds when the body names none.
+    const repo = `acme/shipped-${randomUUID().slice(0, 8)}`;
+    const repoUrl = await git.addRepo(repo, appFiles('v0'));
+    const project = await api.post<{ data: { id: string } }>('/platform/projects', { name: repo.slice(5), repoUrl });
+    expect(project.status).toBe(200);
+    const { id, url } = await deployZip(api, await nodeApp('v1'), { projectId: project.body.data.id });
     expect(url).toMatch(/^http:\/\/ship-[a-z0-9-]+\.localhost:\d+$/);
     await eventually(async () => ((await fetch(url)).ok ? true : undefined), 'v1 to answer');
     const poller = poll(url);
@@ -176,61 +193,100 @@ describe('redeploy with a new source', () => {
     for (const [n, version] of [
       [2, 'v2'],
       [3, 'v3'],
+      [4, 'v4'],
     ] as const) {
       const done = await redeploy(api, id, { uploadId: await upload(api, await nodeApp(version)) });
       expect(done).toMatchObject({ state: 'succeeded', outcome: { revision: n } });
       expect(await get(api, id)).toMatchObject({ status: 'running', url, revision: n });
     }
 
+    // A commit that is not the branch's head: exactly that commit is built.
+    const v5 = await git.addCommit(repo, appFiles('v5'));
+    await git.addCommit(repo, appFiles('head'));
+    expect(await redeploy(api, id, { git: { commit: v5 } })).toMatchObject({
+      state: 'succeeded',
+      outcome: { revision: 5 },
+    });
+    expect(await get(api, id)).toMatchObject({ status: 'running', url, revision: 5 });
+    expect((await buildLines(api, id)).join('\n')).toContain(`cloned commit ${v5}`);
+
     // A build that fails: nothing changes but lastFailure, and the build's own line is in the log.
     const failedBuild = await redeploy(api, id, {
-      uploadId: await upload(api, await nodeApp('v4', { failBuild: true })),
+      uploadId: await upload(api, await nodeApp('v6', { failBuild: true })),
     });
     expect(failedBuild).toMatchObject({ state: 'failed', message: expect.stringMatching(/build/i) });
     expect(await get(api, id)).toMatchObject({
       status: 'running',
       url,
-      revision: 3,
-      lastFailure: { phase: 'build', command: 'redeploy', revision: 4 },
+      revision: 5,
+      lastFailure: { phase: 'build', command: 'redeploy', revision: 6 },
     });
     expect((await buildLines(api, id)).join('\n')).toContain('compile error: missing semicolon');
 
     // An app that exits as it starts: its release fails, the previous one goes on serving.
-    const exits = await redeploy(api, id, { uploadId: await upload(api, await nodeApp('v5', { exit: true })) });
+    const exits = await redeploy(api, id, { uploadId: await upload(api, await nodeApp('v7', { exit: true })) });
     expect(exits).toMatchObject({ state: 'failed' });
     const afterExit = await get(api, id);
     expect(afterExit).toMatchObject({
       status: 'running',
       url,
-      revision: 3,
-      lastFailure: { command: 'redeploy', revision: 5 },
+      revision: 5,
+      lastFailure: { command: 'redeploy', revision: 7 },
     });
     expect(['start', 'ready']).toContain(afterExit.lastFailure!.phase);
-    expect((await fetch(url).then((r) => r.text())).trim()).toBe('v3');
+    expect((await fetch(url).then((r) => r.text())).trim()).toBe('v5');
 
     // Back to the first release: its image is still on the engine, so nothing is built.
     const builtBefore = (await buildLines(api, id)).length;
     expect(await command(api, id, 'rollback', { revision: 1 })).toMatchObject({
       state: 'succeeded',
-      outcome: { revision: 6 },
+      outcome: { revision: 8 },
     });
     const seen = await poller.stop();
 
     expect((await buildLines(api, id)).length).toBe(builtBefore);
     expect(seen.filter((s) => s.status < 200 || s.status > 299)).toEqual([]);
-    expect(versions(seen)).toEqual(['v1', 'v2', 'v3', 'v1']);
+    expect(versions(seen)).toEqual(['v1', 'v2', 'v3', 'v4', 'v5', 'v1']);
     const list = await releases(api, id);
     expect(list.map((r) => [r.revision, r.trigger, r.status])).toEqual([
-      [6, 'rollback', 'active'],
-      [5, 'redeploy', 'failed'],
+      [8, 'rollback', 'active'],
+      [7, 'redeploy', 'failed'],
+      [5, 'redeploy', 'superseded'],
+      [4, 'redeploy', 'superseded'],
       [3, 'redeploy', 'superseded'],
       [2, 'redeploy', 'superseded'],
       [1, 'deploy', 'superseded'],
     ]);
     expect(list[0]!.imageId).toBe(list.at(-1)!.imageId);
     // Each release built its own image, tagged with its revision.
-    expect(list.map((r) => r.image)).toEqual([1, 5, 3, 2, 1].map((n) => `slipway/${id}:${n}`));
-  });
+    expect(list.map((r) => r.image)).toEqual([1, 7, 5, 4, 3, 2, 1].map((n) => `slipway/${id}:${n}`));
+  }, 600_000);
+
+  it('rebuilds the deployment\'s own repository at its head with {"git": {}}, and another branch when named', async () => {
+    const api = client(h, (await h.newOrg('pro')).token);
+    const repo = `acme/own-${randomUUID().slice(0, 8)}`;
+    const repoUrl = await git.addRepo(repo, appFiles('first'), {
+      extraBranches: { feature: appFiles('feature') },
+    });
+    const { id, url } = await deploy(api, { repoUrl });
+    expect((await fetch(url).then((r) => r.text())).trim()).toBe('first');
+    await git.addCommit(repo, appFiles('second'));
+
+    expect(await redeploy(api, id, { git: {} })).toMatchObject({ state: 'succeeded', outcome: { revision: 2 } });
+    expect((await fetch(url).then((r) => r.text())).trim()).toBe('second');
+    expect(await redeploy(api, id, { git: { branch: 'feature' } })).toMatchObject({ state: 'succeeded' });
+    expect((await fetch(url).then((r) => r.text())).trim()).toBe('feature');
+
+    // A commit the repository does not have fails the build, naming it; the last release goes on serving.
+    const missing = 'f'.repeat(40);
+    const failed = await redeploy(api, id, { git: { commit: missing } });
+    expect(failed).toMatchObject({
+      state: 'failed',
+      message: expect.stringContaining(`the commit ${missing} is not in`),
+    });
+    expect(await get(api, id)).toMatchObject({ status: 'running', revision: 3, lastFailure: { phase: 'build' } });
+    expect((await fetch(url).then((r) => r.text())).trim()).toBe('feature');
+  }, 300_000);
 
   it('ships an image to a deployment built from a zip, keeping its environment', async () => {
     const api = client(h, (await h.newOrg('pro')).token);
@@ -254,9 +310,21 @@ describe('redeploy with a new source', () => {
     const foreign = await upload(client(h, (await h.newOrg('pro')).token), await nodeApp('theirs'));
 
     const cases: [unknown, number, RegExp][] = [
-      [{}, 400, /give envVars \(the new environment\), a new source \(image, uploadId\), or both/],
-      [{ image, uploadId: own }, 400, /at most one new source: image, uploadId \(got image and uploadId\)/],
+      [{}, 400, /give envVars \(the new environment\), a new source \(image, uploadId, git\), or both/],
+      [{ image, uploadId: own }, 400, /at most one new source: image, uploadId, git \(got image and uploadId\)/],
+      [{ uploadId: own, git: {} }, 400, /at most one new source.*\(got uploadId and git\)/],
       [{ image, dockerfilePath: 'Dockerfile' }, 400, /dockerfilePath applies to a source that is built/],
+      [
+        { git: {} },
+        400,
+        /git\.repoUrl is needed: deployment .* was not deployed from a Git repository and is in no project/,
+      ],
+      [{ git: { commit: 'abc1234' } }, 400, /Invalid body\.git\.commit: a full commit SHA/],
+      [{ git: { branch: '-x' } }, 400, /Invalid body\.git\.branch: a Git branch name/],
+      [{ git: { repoUrl: 'ftp://example.com/x.git' } }, 400, /Invalid body\.git\.repoUrl/],
+      [{ git: { repoUrl: 'https://u:p@example.com/x.git' } }, 400, /must not carry credentials/],
+      [{ git: { repoUrl: 'http://169.254.169.254/x.git' } }, 400, /repoUrl is refused: .*metadata/],
+      [{ git: { repoUrl: 'https://example.com/x.git', token: 'x' } }, 400, /Unrecognized key/i],
       [{ dockerfilePath: 'Dockerfile', envVars: {} }, 400, /dockerfilePath applies to a source that is built/],
       [{ image: '../../etc/passwd' }, 400, /Invalid body\.image/],
       [{ uploadId: 'not-a-uuid' }, 400, /Invalid body\.uploadId/],
@@ -279,10 +347,10 @@ describe('redeploy with a new source', () => {
       components: { schemas: Record<string, { oneOf: { required: string[] }[] }> };
     };
     const forms = doc.components.schemas.RedeployRequest!.oneOf;
-    expect(forms.map((f) => f.required)).toEqual([['envVars'], ['image'], ['uploadId']]);
+    expect(forms.map((f) => f.required)).toEqual([['envVars'], ['image'], ['uploadId'], ['git']]);
     expect(forms[0]).toEqual({
       required: ['envVars'],
-      not: { anyOf: ['image', 'uploadId', 'dockerfilePath'].map((k) => ({ required: [k] })) },
+      not: { anyOf: ['image', 'uploadId', 'git', 'dockerfilePath'].map((k) => ({ required: [k] })) },
     });
 
     // None of them reached the deployment: one release, the first.
@@ -343,7 +411,7 @@ describe('redeploy with a new source', () => {
       // Listed first, so callTool checks every answer against the tool's outputSchema.
       const tool = (await mcp.listTools()).tools.find((t) => t.name === 'redeploy')!;
       expect(Object.keys(tool.inputSchema.properties!)).toEqual(
-        expect.arrayContaining(['deploymentId', 'envVars', 'image', 'uploadId', 'dockerfilePath', 'waitS']),
+        expect.arrayContaining(['deploymentId', 'envVars', 'image', 'uploadId', 'git', 'dockerfilePath', 'waitS']),
       );
       const call = async (args: Record<string, unknown>) =>
         readResult(

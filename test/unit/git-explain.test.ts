@@ -15,4 +15,12 @@ describe('a failed clone, in our words', () => {
     expect(explainCloneFailure(stderr, { url })).toMatch(/needs credentials/);
     expect(explainCloneFailure(stderr.replace('401', '403'), { url, token: 't' })).toMatch(/refused the token/);
   });
+
+  it('reads a commit the server does not have as missing, naming it', () => {
+    const commit = '1234567890123456789012345678901234567890';
+    const stderr = `fatal: remote error: upload-pack: not our ref ${commit}\n`;
+    expect(explainCloneFailure(stderr, { url, commit })).toBe(
+      `the commit ${commit} is not in ${url} (push it first, or give the full SHA of a commit it has)`,
+    );
+  });
 });

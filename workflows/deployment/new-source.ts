@@ -10,7 +10,8 @@ import { replaceRelease } from './releases';
 /** What the event log says a source build starts from. */
 function buildWords(source: Exclude<DeploymentSource, { type: 'image' }>): string {
   if (source.type === 'upload') return `extracting upload ${source.uploadId} and building`;
-  return `cloning ${source.repoUrl}${source.branch ? ` (branch ${source.branch})` : ''} and building`;
+  const at = source.commit ? ` at commit ${source.commit}` : source.branch ? ` (branch ${source.branch})` : '';
+  return `cloning ${source.repoUrl}${at} and building`;
 }
 
 /**

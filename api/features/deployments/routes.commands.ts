@@ -48,7 +48,9 @@ export function commandRoutes(ctx: DeploymentsContext): RouteDef[] {
       summary:
         'Redeploy with a new environment, new code, or both: a new release starts beside the serving one and takes over once ready',
       description:
-        'New code (`image`, or `uploadId` from POST /compat/uploads/zip) is built or pulled as a first deploy’s is, ' +
+        'New code (`image`, `uploadId` from POST /compat/uploads/zip, or `git`: `{"git": {}}` rebuilds the ' +
+        'deployment’s own repository and branch, or its project’s, at their head; `{"git": {"commit": "<sha>"}}` that ' +
+        'commit) is built or pulled as a first deploy’s is, ' +
         'while the serving release goes on serving; the deployment keeps its ID and URL, and no deployment creation is ' +
         'counted. If the build or the new release fails, the old one keeps serving, the status stays as it was and ' +
         'lastFailure says why.',

@@ -82,8 +82,43 @@ export const PlatformLogsQuery = LogsQuery.extend({
 /** `since`, once SINCE has admitted it, as a time. */
 export const sinceDate = (v: string): Date => new Date(/^\d{1,11}$/.test(v) ? Number(v) * 1000 : Date.parse(v));
 
+/** A full commit SHA (SHA-1, or SHA-256 in a repository that uses it): what a shallow fetch of one commit names. */
+const COMMIT_SHA = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
+/**
+ * New code from Git: every field may be left out, so `{}` rebuilds the deployment's own repository and branch (or its
+ * project's) at their head. The fields are a first deploy's, with its rules.
+ */
+export const RedeployGitSource = z
+  .object({
+    repoUrl: SourceDeployRequest.shape.repoUrl.meta({
+      description:
+        "The repository; when absent, the deployment's own (if it was deployed from Git), else its project's repoUrl",
+    }),
+    branch: SourceDeployRequest.shape.branch.meta({
+      description:
+        "Branch to build; when absent, the branch of the repository defaulted to above, else the repository's default branch",
+    }),
+    commit: z
+      .string()
+      .regex(COMMIT_SHA, 'a full commit SHA: 40 lowercase hex characters (64 in a SHA-256 repository)')
+      .optional()
+      .meta({ description: 'Build exactly this commit (its full SHA) instead of the branch head' }),
+    gitTokenSecretId: SourceDeployRequest.shape.gitTokenSecretId.meta({
+      description:
+        "Vault secret holding a private-repository token, as for a first deploy (secret.use permission, the repository's host in its allowedHosts); when repoUrl is absent, the deployment's (or project's) own",
+    }),
+    vaultEnvironment: SourceDeployRequest.shape.vaultEnvironment,
+  })
+  .strict()
+  .meta({
+    id: 'RedeployGitSource',
+    description:
+      'New code from Git. `{}` rebuilds the head of the deployment\'s own repository and branch (or its project\'s); `{"commit": "<sha>"}` builds that commit of it; `repoUrl` and `branch` name another.',
+  });
+
 /** A redeploy's new code, at most one: each is checked as a first deploy's source is (DeploymentService). */
-const REDEPLOY_SOURCES = ['image', 'uploadId'] as const;
+const REDEPLOY_SOURCES = ['image', 'uploadId', 'git'] as const;
 /** Fields that shape a build, so they go only with a source that is built. */
 const BUILD_ONLY = ['dockerfilePath'] as const;
 
@@ -105,9 +140,10 @@ export const RedeployRequest = z
     uploadId: SourceDeployRequest.shape.uploadId.meta({
       description: 'New code as a zip from POST /compat/uploads/zip (an upload of this organisation, not expired)',
     }),
+    git: RedeployGitSource.optional(),
     dockerfilePath: SourceDeployRequest.shape.dockerfilePath.meta({
       description:
-        "Dockerfile to build, relative to the source root; the deployment's own when absent, else detected (uploadId only)",
+        "Dockerfile to build, relative to the source root (uploadId or git); the deployment's own when absent, else detected",
     }),
   })
   .strict()
@@ -127,12 +163,16 @@ export const RedeployRequest = z
       });
     for (const k of BUILD_ONLY)
       if (b[k] !== undefined && (b.image !== undefined || sources.length === 0))
-        ctx.addIssue({ code: 'custom', path: [k], message: `${k} applies to a source that is built (uploadId)` });
+        ctx.addIssue({
+          code: 'custom',
+          path: [k],
+          message: `${k} applies to a source that is built (uploadId or git)`,
+        });
   })
   .meta({
     id: 'RedeployRequest',
     description:
-      'A new environment (`envVars`, replacing the old one), new code (one of `image` or `uploadId`, checked as a first deploy checks it), or both. New code with no `envVars` keeps the serving environment.',
+      'A new environment (`envVars`, replacing the old one), new code (one of `image`, `uploadId` or `git`, checked as a first deploy checks it), or both. New code with no `envVars` keeps the serving environment. `{"git": {}}` rebuilds the deployment\'s own repository and branch at their head.',
     // The first form is the environment change alone; then each source with none of the others.
     oneOf: [
       {

@@ -70,6 +70,8 @@ export interface RedeployChange {
   envVars?: Record<string, string>;
   image?: string;
   uploadId?: string;
+  /** Every field optional: what is left out comes from the deployment's own repository, or its project's. */
+  git?: Pick<SourceInput, 'repoUrl' | 'branch' | 'gitTokenSecretId' | 'vaultEnvironment'> & { commit?: string };
   dockerfilePath?: string;
 }
 
@@ -314,6 +316,45 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
     };
   }
 
+  /**
+   * The repository a redeploy's `git` builds: what it names, and for what it leaves out, the deployment's own
+   * repository (when it was deployed from Git) or else its project's. Another repository brings only the token it
+   * names itself: a default's token is never sent to a host the caller chose.
+   */
+  async function gitOf(
+    principal: Principal,
+    record: DeploymentRecord,
+    named: NonNullable<RedeployChange['git']>,
+  ): Promise<SourceInput> {
+    if (named.repoUrl !== undefined) return named;
+    let base: SourceInput | undefined;
+    if (record.source.type === 'git') base = record.source;
+    else if (record.projectId) {
+      const project = await deps.projects.get(principal.org._id, record.projectId);
+      if (project?.repoUrl)
+        base = {
+          repoUrl: project.repoUrl,
+          ...(project.gitBranch ? { branch: project.gitBranch } : {}),
+          ...(project.gitTokenSecretId ? { gitTokenSecretId: project.gitTokenSecretId } : {}),
+          ...(project.vaultEnvironment ? { vaultEnvironment: project.vaultEnvironment } : {}),
+        };
+    }
+    if (!base)
+      throw new AppError(
+        'INVALID_REQUEST',
+        `git.repoUrl is needed: deployment ${record._id} was not deployed from a Git repository and ${record.projectId ? 'its project names none' : 'is in no project'}.`,
+        { deploymentId: record._id },
+      );
+    const { repoUrl, branch, gitTokenSecretId, vaultEnvironment } = base;
+    return {
+      repoUrl,
+      ...(branch ? { branch } : {}),
+      ...(gitTokenSecretId ? { gitTokenSecretId } : {}),
+      ...(vaultEnvironment ? { vaultEnvironment } : {}),
+      ...named,
+    };
+  }
+
   const commands = createDeploymentCommands({ store, temporal, env });
 
   return {
@@ -355,15 +396,19 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
      */
     async redeploy(principal: Principal, id: string, change: RedeployChange) {
       const record = await get(principal, id);
+      const dockerfilePath = change.dockerfilePath ?? buildOptionsOf(record.source).dockerfilePath;
+      const built = dockerfilePath ? { dockerfilePath } : {};
       let source: DeploymentSource | undefined;
       if (change.image !== undefined) source = await imageSource(change.image);
-      else if (change.uploadId !== undefined) {
-        const dockerfilePath = change.dockerfilePath ?? buildOptionsOf(record.source).dockerfilePath;
-        source = await builtSource(
-          principal,
-          { uploadId: change.uploadId, ...(dockerfilePath ? { dockerfilePath } : {}) },
-          'UPLOAD_NOT_FOUND',
-        );
+      else if (change.uploadId !== undefined)
+        source = await builtSource(principal, { uploadId: change.uploadId, ...built }, 'UPLOAD_NOT_FOUND');
+      else if (change.git !== undefined) {
+        const { commit, ...named } = change.git;
+        const repository = { ...(await gitOf(principal, record, named)), ...built };
+        // A commit is fetched by its SHA alone: a branch only the defaults named says nothing about it.
+        if (commit && named.branch === undefined) delete repository.branch;
+        const checked = await builtSource(principal, repository, 'UPLOAD_NOT_FOUND');
+        source = commit && checked.type === 'git' ? { ...checked, commit } : checked;
       }
       return commands.redeploy(principal, id, {
         ...(change.envVars ? { envVars: change.envVars } : {}),

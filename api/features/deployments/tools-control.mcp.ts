@@ -139,8 +139,10 @@ export function deploymentControlTools(deps: DeploymentsContext): ToolDef[] {
       title: 'Redeploy with a new environment or new code (same URL)',
       description:
         'Ships a new release of the same deployment (same ID and URL; no new deployment is created): envVars ' +
-        'replaces the environment, and/or one new source (image, or uploadId of a zip uploaded to POST ' +
-        '/compat/uploads/zip) is built or pulled while the serving release goes on serving. The new release starts ' +
+        'replaces the environment, and/or one new source (image; uploadId of a zip uploaded to POST ' +
+        "/compat/uploads/zip; or git, where {} rebuilds the deployment's own repository and branch, or its " +
+        "project's, and commit names one commit) is built or pulled while the serving release goes on serving. The " +
+        'new release starts ' +
         'beside the serving one and traffic switches only once it is ready; if the build or the release fails, the ' +
         'old release keeps serving and lastFailure says why.',
       permission: 'deployment.create',
