@@ -1,27 +1,13 @@
 import { z } from 'zod';
 
-import { deploymentWorkflowId } from '../../../shared/contracts/deployment';
-import { DeploymentStatus } from '../../../shared/deployments/types';
 import type { Principal } from '../../../shared/identity/service';
 import type { Permission } from '../../../shared/permissions';
-import { defineTool, Next, type ToolCall, type ToolDef, WRITE } from '../../mcp/tool';
+import { defineTool, type ToolCall, type ToolDef, WRITE } from '../../mcp/tool';
 import type { CommandAccepted } from './commands';
 import type { DeploymentsContext } from './compose';
 import { RedeployRequest, RollbackRequest, ScaleRequest } from './schemas.platform';
-import { deploymentIdInput, deploymentProjectOf, Summary, summary, WAIT_S } from './tools.mcp';
-
-const Outcome = z.object({
-  deploymentId: z.uuid(),
-  command: z.object({ id: z.string(), name: z.string() }),
-  state: z.enum(['running', 'succeeded', 'failed']),
-  status: DeploymentStatus.optional(),
-  revision: z.number().int().optional(),
-  replicas: z.number().int().optional(),
-  message: z.string().optional(),
-  deployment: Summary,
-  next: Next.optional(),
-});
-type Outcome = z.input<typeof Outcome>;
+import { deploymentIdInput, deploymentProjectOf, WAIT_S } from './tools.mcp';
+import { commandWaiter, Outcome } from './tools-wait.mcp';
 
 /**
  * The deployment controls (stop, start, redeploy, scale, rollback): each is accepted by the deployment's workflow
@@ -29,51 +15,9 @@ type Outcome = z.input<typeof Outcome>;
  * update's result (no polling loop), and answers with how it ended or with the call that waits on.
  */
 export function deploymentControlTools(deps: DeploymentsContext): ToolDef[] {
-  const { deployments, temporal } = deps;
+  const { deployments } = deps;
   const project = deploymentProjectOf(deps);
-
-  async function settle(id: string, commandId: string, waitS: number, signal: AbortSignal): Promise<void> {
-    if (waitS <= 0) return;
-    const stop = new AbortController();
-    const timer = setTimeout(() => stop.abort(), waitS * 1000);
-    const cancel = () => stop.abort();
-    signal.addEventListener('abort', cancel);
-    try {
-      await temporal.withAbortSignal(stop.signal, () =>
-        temporal.workflow.getHandle(deploymentWorkflowId(id)).getUpdateHandle(commandId).result(),
-      );
-    } catch {
-      // A failed command, a wait cut short: the service's own reading below says which, in its words.
-    } finally {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', cancel);
-    }
-  }
-
-  async function outcome(principal: Principal, id: string, commandId: string, name: string): Promise<Outcome> {
-    const progress = await deployments.command(principal, id, commandId);
-    const d = await deployments.get(principal, id);
-    const command = { id: commandId, name };
-    const base = { deploymentId: id, command, state: progress.state, deployment: summary(d) };
-    if (progress.state === 'succeeded') {
-      const { status, revision, replicas } = progress.outcome;
-      return { ...base, status, revision, replicas };
-    }
-    if (progress.state === 'failed')
-      return {
-        ...base,
-        message: progress.message,
-        next: { tool: 'diagnose_deployment', arguments: { deploymentId: id }, why: 'Read why, and what to change.' },
-      };
-    return {
-      ...base,
-      next: {
-        tool: 'wait_for_command',
-        arguments: { deploymentId: id, commandId },
-        why: 'It is still being carried out; wait on it again.',
-      },
-    };
-  }
+  const { settle, outcome } = commandWaiter(deps);
 
   const control = <S extends z.ZodRawShape>(t: {
     name: string;
