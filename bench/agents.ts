@@ -1,4 +1,4 @@
-// What an agent waits for (issue: agents). The long-poll's added latency over the status change, median of
+// What an agent waits for. The long-poll's added latency over the status change, median of
 // BENCH_N (20), next to the usual agent loop that polls every second, measured in the same run. Never asserts.
 // Run: node --import tsx bench/agents.ts
 import { createDockerClient } from '../shared/engine/docker-client';

@@ -1,4 +1,4 @@
-// Source build benchmarks (issues: deploy from source; 16, real base images). For each sample app, Slipway's
+// Source build benchmarks. For each sample app, Slipway's
 // build + deploy until the app answers, next to a bare `docker build` + `docker run` + first answer of the same
 // source and the same generated Dockerfile (same base images, same CA bundle in the build stage), measured in the
 // same run. Every run gets a fresh nonce file, so neither side reuses the other's cached source layers (as with a

@@ -1,4 +1,4 @@
-// Deploy benchmarks (issue: compatibility API). Prints figures next to a baseline measured in the same run;
+// Deploy benchmarks. Prints figures next to a baseline measured in the same run;
 // never asserts. Run: node --import tsx bench/deploy.ts
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';

@@ -1,4 +1,4 @@
-// Deployment lifecycle (issue: deployment lifecycle). Redeploy, stop → start and rollback times, and the requests
+// Deployment lifecycle. Redeploy, stop → start and rollback times, and the requests
 // that failed during a redeploy under 50 req/s through the edge router, next to a bare `docker run`, `docker stop`
 // and `docker start` of the same image measured in the same run. Never asserts. Run: node --import tsx bench/lifecycle.ts
 import { execFile } from 'node:child_process';

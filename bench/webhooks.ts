@@ -1,4 +1,4 @@
-// Sales webhook benchmarks (issue: sales fulfillment): time from POST /platform/sales to the first delivery
+// Sales webhook benchmarks: time from POST /platform/sales to the first delivery
 // arriving at a local receiver, and deliveries per second sustained for one minute. Prints, never asserts.
 // Run: node --import tsx bench/webhooks.ts
 import type { AddressInfo } from 'node:net';

@@ -17,8 +17,8 @@ export type CompatCode = (typeof COMPAT_CODES)[number];
 
 /**
  * Every code any origin renders, with its HTTP status and the compat code a compat body shows for it: one table,
- * so no handler or service ever picks a status. Codes beyond the spec's (a resource of the platform not found, a
- * conflict, a method a path does not take) read as the nearest spec code on the compatibility API.
+ * so no handler or service ever picks a status. Codes beyond the compat interface's (a resource of the platform not found, a
+ * conflict, a method a path does not take) read as the nearest of its codes on the compatibility API.
  */
 const CODES = {
   INVALID_TOKEN: { status: 401, compat: 'INVALID_TOKEN' },

@@ -109,7 +109,7 @@ export function buildOpenApi(routes: Record<'compat' | 'platform' | 'entitlement
       routes: routes.platform,
       errorSchema: PlatformError,
       errorStatuses: PLATFORM_ERRORS,
-      // The spec: every platform operation answers 400, 401, 403, 404 and 429.
+      // The interface: every platform operation answers 400, 401, 403, 404 and 429.
       everyRoute: [400, 401, 403, 404, 429, 500],
     },
     {
@@ -148,7 +148,7 @@ export function buildOpenApi(routes: Record<'compat' | 'platform' | 'entitlement
       const body = r.request.body
         ? {
             body: {
-              // A body that may be `{}` may be left out (the parser reads a missing body as `{}`): the spec's
+              // A body that may be `{}` may be left out (the parser reads a missing body as `{}`): the interface's
               // "optional JSON object".
               required: !r.request.body.safeParse({}).success,
               content: { 'application/json': { schema: r.request.body } },

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /** The origins' bodies (spec, "Errors"): every route documents its answers with these, every renderer writes them. */
 
-/** Compatibility API errors: `code` is one of the spec's compat codes (shared/errors.ts maps every other code). */
+/** Compatibility API errors: `code` is one of the compat interface's codes (shared/errors.ts maps every other code). */
 export const ErrorResponse = z
   .object({ error: z.string(), code: z.string(), details: z.record(z.string(), z.unknown()) })
   .meta({ id: 'ErrorResponse' });

@@ -19,7 +19,7 @@ export function entitlementsRouter(ctx: Pick<Core, 'sellerOfKey' | 'limiters' | 
         await consume(ctx.limiters.entitlements, limitKey.address(req), res);
         throw new AppError('INVALID_TOKEN', 'Missing or wrong seller API key: send "Authorization: Bearer <API_KEY>".');
       }
-      // Per key, as the spec says, not per seller: by the key's hash, so a rotated key starts a fresh budget and two
+      // Per key, as the interface says, not per seller: by the key's hash, so a rotated key starts a fresh budget and two
       // keys never share one, and the key itself never becomes part of a Redis key.
       await consume(ctx.limiters.entitlements, `key:${hashToken(key)}`, res);
       res.locals.sellerId = orgId;

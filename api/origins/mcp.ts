@@ -13,7 +13,7 @@ import { consumeLimit } from '../mcp/limit';
 import { collectTools, createMcpServer } from '../mcp/server';
 import type { ToolDef } from '../mcp/tool';
 
-/** JSON-RPC's "server error" range: the HTTP status says what happened, `data.code` says it in the spec's codes. */
+/** JSON-RPC's "server error" range: the HTTP status says what happened, `data.code` says it in the interface's codes. */
 const RPC_ERROR = { INVALID_TOKEN: -32001, TOKEN_EXPIRED: -32001, RATE_LIMIT_EXCEEDED: -32002 } as Record<
   string,
   number

@@ -21,7 +21,7 @@ export function addInterval(from: Date, interval: 'month' | 'year'): Date {
   return d;
 }
 
-/** The exact payload of the spec's table, serialised once: every attempt sends these bytes. */
+/** The exact payload the interface fixes (docs/architecture.md, "The interface we keep"), serialised once: every attempt sends these bytes. */
 export function eventPayload(
   id: string,
   type: EventType,

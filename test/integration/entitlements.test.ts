@@ -46,7 +46,7 @@ describe('entitlement lookup GET /api/v1/entitlements (seller API key)', () => {
     return { api, key, lookup, product, sell };
   }
 
-  it('lists a one-time purchase with exactly the spec fields, and drops it once refunded', async () => {
+  it('lists a one-time purchase with exactly the interface fields, and drops it once refunded', async () => {
     const s = await sellerWithKey();
     const productId = await s.product('ONE_TIME', 'Ebook');
     const { saleId } = await s.sell(productId, 'Reader@Example.com');

@@ -11,7 +11,7 @@ import { buildFixtureImage, buildImageOnce } from '../helpers/images';
 import { readResult } from '../helpers/mcp';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-/** The wrong-port app of the issue: it listens on 3000 while its deployment says 8080. */
+/** The wrong-port app: it listens on 3000 while its deployment says 8080. */
 const PORT_3000 = 'slipway-test/listens-3000:latest';
 
 let h: Harness;

@@ -44,7 +44,7 @@ async function burst(n: number, send: () => Promise<ApiResponse<Body>>) {
   return { all, tally, refused: all.filter((r) => r.status === 429) };
 }
 
-/** Every refusal is the spec's: RATE_LIMIT_EXCEEDED with a Retry-After no longer than the window. */
+/** Every refusal is the interface's: RATE_LIMIT_EXCEEDED with a Retry-After no longer than the window. */
 function expectRefusals(refused: ApiResponse<Body>[], limit: number, windowS: number) {
   for (const r of refused) {
     expect(r.body.code).toBe('RATE_LIMIT_EXCEEDED');
@@ -191,10 +191,10 @@ describe('rate limits (counters in Redis, shared by api processes)', () => {
 });
 
 /**
- * The spec's limits at their real sizes, each hit by 200 requests at once: every limit admits exactly its size.
+ * The interface's limits at their real sizes, each hit by 200 requests at once: every limit admits exactly its size.
  * (With counters in FerretDB, 130 concurrent platform requests all passed a limit of 100.)
  */
-describe('rate limits under concurrent bursts (spec defaults)', () => {
+describe('rate limits under concurrent bursts (the interface defaults)', () => {
   let h: Harness;
   const N = 200;
 

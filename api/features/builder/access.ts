@@ -10,7 +10,7 @@ export const sessionNotFound = (id: string) =>
   new AppError('SESSION_NOT_FOUND', `No builder session ${id} in this organisation.`, { id });
 
 /**
- * Who may use the builder (spec: "builder operations require only authentication and role-based access control,
+ * Who may use the builder (the interface: "builder operations require only authentication and role-based access control,
  * with no named permission"): org owners and admins in every project; below them, the project role — viewers read,
  * developers and admins change — and an org viewer never changes anything. A project the caller is not a member of
  * reads as the resource's own not-found, never a 403.

@@ -25,7 +25,7 @@ import type { DeploymentService } from './service';
 import { deploymentView } from './views';
 import { readOrWait } from './wait';
 
-/** The compatibility API's deployment routes (spec, "Compatibility API"). */
+/** The compatibility API's deployment routes (docs/architecture.md, "The interface we keep"). */
 export function compatDeploymentRoutes(ctx: DeploymentsContext): RouteDef[] {
   const { deployments, can } = ctx;
   const { compatReads: reads, compatWrites: writes, deployCreate: creations } = ctx.limit;

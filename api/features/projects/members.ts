@@ -22,7 +22,7 @@ const memberNotFound = (projectId: string, userId: string) =>
 export type MemberWithUser = Omit<MemberRecord, '_id'> & { email?: string; name?: string };
 
 /**
- * Project members (spec, "Project member"). A project keeps at least one admin: that rule is a count then a write,
+ * Project members (their fields are part of the interface: docs/architecture.md, "The interface we keep"). A project keeps at least one admin: that rule is a count then a write,
  * which FerretDB cannot make atomic, so every change that can lower the count (a demotion, a removal) runs under
  * the project's lock in Redis — two concurrent demotions of the last two admins run one after the other, and the
  * second sees one admin left.
@@ -56,7 +56,12 @@ export function createMemberService(deps: MemberServiceDeps) {
       await deps.get(principal, projectId);
       const members = await store.listMembers(principal.org._id, projectId);
       const users = new Map(
-        (await deps.users.listUsers(principal.org._id, members.map((m) => m.userId))).map((u) => [u._id, u]),
+        (
+          await deps.users.listUsers(
+            principal.org._id,
+            members.map((m) => m.userId),
+          )
+        ).map((u) => [u._id, u]),
       );
       return members.map((m) => {
         const u = users.get(m.userId);
@@ -69,9 +74,13 @@ export function createMemberService(deps: MemberServiceDeps) {
       await deps.get(principal, projectId);
       const [user] = await deps.users.listUsers(principal.org._id, [input.userId]);
       if (!user) {
-        throw new AppError('USER_NOT_FOUND', `No user ${input.userId} in this organisation; add them with POST /platform/users first.`, {
-          userId: input.userId,
-        });
+        throw new AppError(
+          'USER_NOT_FOUND',
+          `No user ${input.userId} in this organisation; add them with POST /platform/users first.`,
+          {
+            userId: input.userId,
+          },
+        );
       }
       const record = {
         projectId,

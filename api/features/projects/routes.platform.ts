@@ -20,7 +20,7 @@ import { memberView, projectView } from './views';
 /** The project in the path: judged by the caller's project role; a project the caller cannot see is 404. */
 const thisProject: CanOptions = { project: projectFrom.param('id') };
 
-/** Projects and their members (spec, the platform table's project rows). */
+/** Projects and their members (the platform routes of the interface: docs/architecture.md, "The interface we keep"). */
 export function projectRoutes(ctx: Pick<ProjectsContext, 'projects' | 'can'>): RouteDef[] {
   const { projects, can } = ctx;
   const tags = ['Projects'];

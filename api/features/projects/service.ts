@@ -36,7 +36,7 @@ const NAMED_IN_REFUSAL = 10;
 /** Pages of deployments a forced delete destroys, at most (100 each): far beyond any plan's live deployments. */
 const FORCE_PAGES = 50;
 
-/** Projects of an organisation (spec, "Project"): the fields, their Git source's rules, and deletion. */
+/** Projects of an organisation (fields fixed by the interface): the fields, their Git source's rules, and deletion. */
 export function createProjectService(deps: ProjectServiceDeps) {
   const { store } = deps;
 

@@ -30,7 +30,7 @@ const NOT_FOUND = { sale: 'SALE_NOT_FOUND', subscription: 'SUBSCRIPTION_NOT_FOUN
 const notFound = (what: keyof typeof NOT_FOUND, id: string) =>
   new AppError(NOT_FOUND[what], `No ${what} ${id} in this organisation.`);
 
-/** One entry of the entitlement lookup, exactly the spec's fields. */
+/** One entry of the entitlement lookup, exactly the interface's fields (docs/architecture.md, "The interface we keep"). */
 export interface Entitlement {
   type: 'one_time' | 'subscription';
   productId: string;
