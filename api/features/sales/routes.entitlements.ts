@@ -2,20 +2,7 @@ import { z } from 'zod';
 
 import { route, type RouteDef } from '../../http/routes';
 import type { SalesContext } from './compose';
-import { EntitlementsQuery } from './schemas';
-
-export const Entitlement = z
-  .object({
-    type: z.enum(['one_time', 'subscription']),
-    productId: z.string(),
-    productName: z.string(),
-    status: z.string(),
-    saleId: z.string(),
-    purchasedAt: z.iso.datetime(),
-    subscriptionId: z.string().optional(),
-    currentPeriodEnd: z.iso.datetime().optional(),
-  })
-  .meta({ id: 'Entitlement' });
+import { Entitlement, EntitlementsQuery } from './schemas';
 
 /** GET /api/v1/entitlements?email=…: the origin has authenticated the seller API key and put the seller in locals. */
 export function entitlementRoutes(ctx: Pick<SalesContext, 'sales'>): RouteDef[] {

@@ -175,3 +175,21 @@ export const ResendResult = z
   // A union rather than .nullable(): the generator renders a nullable $ref as allOf, which refuses null.
   .object({ outcome, attempt: z.union([DeliveryAttempt, z.null()]), message: queuedMessage })
   .meta({ id: 'ResendResult' });
+
+/**
+ * One entry of the entitlement lookup (GET /api/v1/entitlements and lookup_entitlements), exactly the interface's fields
+ * (docs/architecture.md, "The interface we keep").
+ */
+export const Entitlement = z
+  .object({
+    type: z.enum(['one_time', 'subscription']),
+    productId: z.string(),
+    productName: z.string(),
+    status: z.string(),
+    saleId: z.string(),
+    purchasedAt: z.iso.datetime(),
+    subscriptionId: z.string().optional(),
+    currentPeriodEnd: z.iso.datetime().optional(),
+  })
+  .meta({ id: 'Entitlement' });
+export type Entitlement = z.infer<typeof Entitlement>;

@@ -2,8 +2,7 @@ import { z } from 'zod';
 
 import { defineTool, READ, type ToolDef, WRITE } from '../../mcp/tool';
 import type { SalesContext } from './compose';
-import { Entitlement } from './routes.entitlements';
-import { DeliveriesQuery, DeliveryList, EntitlementsQuery, EventIdParams } from './schemas';
+import { DeliveriesQuery, DeliveryList, Entitlement, EntitlementsQuery, EventIdParams } from './schemas';
 import { deliverySummary } from './views';
 
 /** A seller's agent: what was sent to the seller's endpoint, a resend, and what a buyer holds. */
