@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,11 +21,12 @@ describe('slipway deploy, link and the commands on a linked folder', () => {
   let token: string;
   let hello: string;
   let crash: string;
+  let slow: string;
   let home: string;
   let scratch: string;
   /** The api's access log: one JSON line per request, with its route and method. */
   const apiLog: string[] = [];
-  const { slipway, inTerminal } = cliRunner(() => ({
+  const { slipway, inTerminal, bin } = cliRunner(() => ({
     ...process.env,
     SLIPWAY_URL: h.baseUrl,
     SLIPWAY_TOKEN: token,
@@ -66,6 +68,7 @@ describe('slipway deploy, link and the commands on a linked folder', () => {
     token = (await h.newOrg('pro')).token;
     hello = await buildFixtureImage(h.docker, 'hello');
     crash = await buildFixtureImage(h.docker, 'crash');
+    slow = await buildFixtureImage(h.docker, 'slow-hello');
     home = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-cli-home-'));
     scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-cli-link-'));
   }, 300_000);
@@ -103,6 +106,74 @@ describe('slipway deploy, link and the commands on a linked folder', () => {
       expect(again.code).toBe(1);
       expect(again.stderr).toContain('cli-link-site was built from an uploaded folder');
       expect(again.stderr).toContain('slipway deploy in it');
+    });
+
+    it('without a terminal, the second deploy ships a release of the same deployment: same ID, same URL, no creation', async () => {
+      const nonce = `${process.pid}-${Date.now()}`;
+      await fs.writeFile(
+        path.join(dir, 'Dockerfile'),
+        // The shell's sum ends the output line, not the step line that shows the command.
+        `FROM slipway/static\nRUN echo release-two-${nonce}-$((20+22))\nCOPY index.html /srv/www/index.html\n`,
+      );
+      await fs.writeFile(path.join(dir, 'index.html'), 'the second release\n');
+      // A follower of the build lines, started before the release: the event stream, resumed from its cursor.
+      const follower = spawn(process.execPath, [bin, 'logs', '-f', '--build', '--json', '--limit', '1'], {
+        cwd: dir,
+        env: { ...process.env, SLIPWAY_URL: h.baseUrl, SLIPWAY_TOKEN: token, XDG_CONFIG_HOME: home, CI: undefined },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let followed = '';
+      follower.stdout.on('data', (c: Buffer) => (followed += c.toString()));
+      try {
+        await eventually(async () => (followed.includes('\n') ? true : undefined), 'the last build line');
+        const from = apiLog.length;
+        const r = await slipway(['deploy', '--wait'], { cwd: dir });
+        expect(r.code).toBe(0);
+        expect(r.stderr).not.toContain('\u001b');
+        // The build's lines as they came, then the outcome at the same URL.
+        expect(r.stderr).toMatch(new RegExp(`^\\[\\s*\\d+\\.\\ds\\] {3}\\| .*release-two-${nonce}-42$`, 'm'));
+        expect(r.stdout).toContain(`cli-link-site is running at ${url} (release r2, `);
+        expect(r.stdout).toContain(`ID ${id}`);
+        expect((await get(url)).body).toBe('the second release\n');
+        const d = json<{ id: string; url: string; revision: number }>(
+          await slipway(['status', '--json'], { cwd: dir }),
+        );
+        expect(d).toMatchObject({ id, url, revision: 2 });
+        const requests = requestsSince(from);
+        expect(requests.filter((q) => q === 'POST /platform/deployments/:id/redeploy')).toHaveLength(1);
+        expect(requests).not.toContain('POST /platform/deployments');
+        expect(await linkOf(dir)).toMatchObject({ deploymentId: id });
+
+        await eventually(
+          async () => (followed.includes(`release-two-${nonce}-42`) ? true : undefined),
+          'the new build line in the follower',
+        );
+        const lines = followed
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { stream: string; message: string });
+        expect(lines.every((l) => l.stream === 'build')).toBe(true);
+        expect(lines.filter((l) => l.message.endsWith(`release-two-${nonce}-42`))).toHaveLength(1);
+      } finally {
+        follower.kill();
+      }
+    });
+
+    it('a release that fails to start: exit 1, why and the hint, and the release before still serves', async () => {
+      await fs.writeFile(
+        path.join(dir, 'Dockerfile'),
+        'FROM slipway/static\nCMD ["busybox", "sh", "-c", "echo \'boom: missing DATABASE_URL\' >&2; exit 3"]\n',
+      );
+      const r = await slipway(['deploy', '--wait'], { cwd: dir });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/slipway: the new release of cli-link-site failed( \(\w+\))?: /);
+      expect(r.stderr).toMatch(/^hint: \S/m);
+      expect(r.stderr).toContain('boom: missing DATABASE_URL');
+      expect(r.stderr).toContain(`release r2 still serves at ${url}`);
+      expect((await get(url)).body).toBe('the second release\n');
+      const asJson = await slipway(['status', '--json'], { cwd: dir });
+      expect(json<{ lastFailure: { hint: string } }>(asJson).lastFailure.hint).toEqual(expect.any(String));
+      await fs.rm(path.join(dir, 'Dockerfile'));
     });
 
     it('--new creates another app and links the folder to it; the first keeps running', async () => {
@@ -291,6 +362,37 @@ describe('slipway deploy, link and the commands on a linked folder', () => {
     expect(await fs.readFile(opened, 'utf8')).toBe(`tty ${d.url}\n`);
 
     expect((await slipway(['destroy', '--yes', '--json'], { cwd: dir })).stdout).toContain('"unlinked"');
+  });
+
+  it('an image app in a linked folder: deploy --image ships a release of it, redeploy pulls its image again', async () => {
+    const dir = await folder('image-app');
+    const first = json<{ deployment: { id: string } }>(
+      // It listens only 6 s after it starts: the next deploy comes while it is still deploying.
+      await slipway(['deploy', '--image', slow, '--name', 'cli-image-app', '--json'], { cwd: dir }),
+    );
+    const id = first.deployment.id;
+    // Still deploying: refused before anything is sent, with what to do.
+    const early = await slipway(['deploy', '--image', hello], { cwd: dir });
+    expect(early.code).toBe(1);
+    expect(early.stderr).toMatch(/cli-image-app is (queued|deploying): a new release can ship once it is running/);
+    await eventually(
+      async () =>
+        json<{ status: string }>(await slipway(['status', '--json'], { cwd: dir })).status === 'running'
+          ? true
+          : undefined,
+      'the first release to run',
+    );
+    const second = await slipway(['deploy', '--image', hello, '--wait', '--json'], { cwd: dir });
+    expect(second.code).toBe(0);
+    expect(json(second)).toMatchObject({ id, status: 'running', revision: 2 });
+    const again = await slipway(['redeploy', '--wait', '--json'], { cwd: dir });
+    expect(again.code).toBe(0);
+    expect(json(again)).toMatchObject({ state: 'succeeded', outcome: { status: 'running', revision: 3 } });
+    const refused = await slipway(['deploy', '--image', hello, '--name', 'cli-other'], { cwd: dir });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('this folder is linked to cli-image-app; --name cli-other names another app');
+    expect(refused.stderr).toContain('pass --new to create cli-other');
+    expect((await slipway(['destroy', '--yes'], { cwd: dir })).code).toBe(0);
   });
 
   it('scale, stop and start on the link, each followed to its outcome with --wait', async () => {
