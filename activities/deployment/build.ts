@@ -73,7 +73,10 @@ export interface BuildInput {
 export interface BuildResult {
   image: string;
   kind: string;
+  /** The commit a Git source's build checked out. */
   commit?: string;
+  /** The uploaded zip an upload's build extracted, as the upload recorded it. */
+  upload?: { sha256: string; size: number };
   durationMs: number;
 }
 
@@ -151,7 +154,7 @@ export function createBuildActivities(deps: BuildDeps) {
       try {
         await fs.promises.rm(work, { recursive: true, force: true });
         await fs.promises.mkdir(work, { recursive: true });
-        const { dir, commit } = await fetchSource(input, work, log.line, abort.signal);
+        const { dir, commit, upload } = await fetchSource(input, work, log.line, abort.signal);
         abort.signal.throwIfAborted();
         // A clone brings symlinks as committed, and a zip's links may chain out of the tree (`d/l -> ..`).
         await assertSymlinksInside(dir).catch((err: unknown) => {
@@ -177,7 +180,13 @@ export function createBuildActivities(deps: BuildDeps) {
 
         await sandboxedBuild(dir, plan.dockerfile, tag, input, log.line, abort.signal);
         log.line(`built ${tag} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-        return { image: tag, kind: plan.kind, ...(commit ? { commit } : {}), durationMs: Date.now() - started };
+        return {
+          image: tag,
+          kind: plan.kind,
+          ...(commit ? { commit } : {}),
+          ...(upload ? { upload } : {}),
+          durationMs: Date.now() - started,
+        };
       } catch (err) {
         if (ctx.cancellationSignal.aborted) {
           log.line('build cancelled: the deployment was destroyed');
@@ -208,7 +217,7 @@ export function createBuildActivities(deps: BuildDeps) {
     work: string,
     log: (line: string) => void,
     signal: AbortSignal,
-  ): Promise<{ dir: string; commit?: string }> {
+  ): Promise<{ dir: string; commit?: string; upload?: { sha256: string; size: number } }> {
     const source = input.source;
     if (source.type === 'upload') {
       const upload = await deps.uploads.get(input.orgId, source.uploadId);
@@ -228,7 +237,7 @@ export function createBuildActivities(deps: BuildDeps) {
       });
       await fs.promises.rm(zipPath, { force: true });
       log(`extracted ${extracted.entries} entries (${extracted.bytes} bytes)`);
-      return { dir: await soleTopLevelDir(dir) };
+      return { dir: await soleTopLevelDir(dir), upload: { sha256: upload.sha256, size: upload.size } };
     }
 
     let token: string | undefined;

@@ -7,6 +7,7 @@ import type { LogStore } from '../../shared/deployments/logs-store';
 import {
   releaseId,
   type ReleaseRecord,
+  type ReleaseSource,
   type ReleaseStatus,
   type ReleaseStore,
   type ReleaseTrigger,
@@ -38,6 +39,9 @@ export interface NewRelease {
   trigger: ReleaseTrigger;
   env: EnvSource;
   rollbackOf?: number;
+  /** What the image was made from; absent, `sourceOf` names the release whose source this one carries on. */
+  source?: ReleaseSource;
+  sourceOf?: number;
 }
 
 /** What the edge router should do with a deployment's stable address (docs/architecture.md, "Edge router"). */
@@ -106,6 +110,14 @@ export function createReleaseActivities({ store, releases, logs, provider, env, 
     return { envNames: envNamesOf(d), ...(envSealed ? { envSealed } : {}) };
   }
 
+  /** The release's source: given (a repository URL never keeps credentials), or carried on from an earlier one. */
+  async function sourceFor(r: NewRelease): Promise<ReleaseSource | undefined> {
+    if (r.source?.type === 'git') return { ...r.source, repoUrl: withoutCredentials(r.source.repoUrl) };
+    if (r.source) return r.source;
+    if (r.sourceOf === undefined) return undefined;
+    return (await releases.get(r.deploymentId, r.sourceOf))?.source;
+  }
+
   /** A digest of everything that makes the release behave: keyed, so it reveals nothing about the values. */
   function configHash(r: NewRelease, d: Pick<DeploymentRecord, '_id' | 'orgId'>, envSealed?: Sealed): string {
     const values = envSealed ? env.open({ ...d, envSealed }) : {};
@@ -142,6 +154,7 @@ export function createReleaseActivities({ store, releases, logs, provider, env, 
     /** Inserts the release (idempotent on its revision); returns what the workflow remembers of it. */
     async createRelease(r: NewRelease): Promise<{ revision: number; imageId: string; envNames: string[] }> {
       const { envNames, envSealed } = await envFor(r);
+      const source = await sourceFor(r);
       const d = { _id: r.deploymentId, orgId: r.orgId };
       const release: ReleaseRecord = {
         _id: releaseId(r.deploymentId, r.revision),
@@ -156,6 +169,7 @@ export function createReleaseActivities({ store, releases, logs, provider, env, 
         ...(envSealed ? { envSealed } : {}),
         trigger: r.trigger,
         ...(r.rollbackOf !== undefined ? { rollbackOf: r.rollbackOf } : {}),
+        ...(source ? { source } : {}),
         createdAt: new Date(),
         status: 'starting',
       };
@@ -205,6 +219,15 @@ export function createReleaseActivities({ store, releases, logs, provider, env, 
       return { url: input.route.kind === 'remove' ? null : deploymentUrl(name, input.deploymentId, at) };
     },
   };
+}
+
+/** A repository URL as a release shows it: user and password dropped, should one ever have got this far. */
+function withoutCredentials(repoUrl: string): string {
+  const url = new URL(repoUrl);
+  if (!url.username && !url.password) return repoUrl;
+  url.username = '';
+  url.password = '';
+  return url.toString();
 }
 
 function pickSealed(d: { envSealed?: Sealed; envVars?: Record<string, string> }) {

@@ -14,6 +14,16 @@ export const RELEASE_STATUSES = ['starting', 'active', 'superseded', 'failed'] a
 export type ReleaseStatus = (typeof RELEASE_STATUSES)[number];
 
 /**
+ * What a release's image was made from, as a person checks it against their own copy: the image reference and the
+ * image it resolved to, the uploaded zip by its SHA-256 and size, or the repository (never with credentials), the
+ * branch asked for and the commit actually built.
+ */
+export type ReleaseSource =
+  | { type: 'image'; image: string; imageId: string }
+  | { type: 'upload'; uploadId: string; sha256: string; size: number }
+  | { type: 'git'; repoUrl: string; branch?: string; commit: string };
+
+/**
  * One release of a deployment (docs/architecture.md, "A deployment's lifecycle, as workflows"): what ran, inserted once
  * and never rewritten, except `status` and the times beside it, which only the deployment's own workflow writes (one
  * command at a time, so no read-modify-write race on FerretDB).
@@ -37,6 +47,11 @@ export interface ReleaseRecord {
   trigger: ReleaseTrigger;
   /** For a rollback: the release whose image and env it brought back. */
   rollbackOf?: number;
+  /**
+   * What its image was made from; a rollback or an env change carries its earlier release's. Absent on releases
+   * recorded before sources were, and on those whose code came from a release that had none.
+   */
+  source?: ReleaseSource;
   createdAt: Date;
   status: ReleaseStatus;
   /** When it first became ready: a release that has one was healthy once, and may be rolled back to. */

@@ -286,6 +286,9 @@ describe('deployment commands (Updates on the entity workflow, real Temporal, en
       [4, 'rollback', 1],
     ]);
     expect(new Set(items.map((r) => r.imageId)).size).toBe(1);
+    // No release brought new code: each carries on the first's source, the image and what it resolved to.
+    const source = { type: 'image', image, imageId: items[0]!.imageId };
+    expect(items.map((r) => r.source)).toEqual(items.map(() => source));
     // Four commands: the run continued as new after the third, and the fourth ran on the state it carried.
     expect((await workflow.describe()).runId).not.toBe(firstRun);
     const ended = (await h.temporal.workflow.getHandle(deploymentWorkflowId(d.id), firstRun).fetchHistory()).events;

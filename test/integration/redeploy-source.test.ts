@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -37,6 +37,7 @@ interface Release {
   image: string;
   imageId: string;
   rollbackOf?: number;
+  source?: Record<string, unknown>;
 }
 
 /** A Node app with no dependencies that answers `version` at every path; `exit` makes it exit as it starts. */
@@ -91,11 +92,16 @@ describe('redeploy with a new source', () => {
     await git?.stop();
   });
 
+  /** What a release built from each upload should record: the zip's own digest and size, as computed here. */
+  const uploaded = new Map<string, { type: 'upload'; uploadId: string; sha256: string; size: number }>();
   async function upload(api: Api, zip: Buffer): Promise<string> {
     const r = await api.call<{ uploadId: string }>('POST', '/compat/uploads/zip', archiveForm(zip, 'app.zip'));
     expect(r.status).toBe(201);
+    const sha256 = createHash('sha256').update(zip).digest('hex');
+    uploaded.set(r.body.uploadId, { type: 'upload', uploadId: r.body.uploadId, sha256, size: zip.length });
     return r.body.uploadId;
   }
+  const sourceOf = (uploadId: string) => uploaded.get(uploadId)!;
 
   /** POSTs a command (202 expected) and follows it to its end. */
   async function command(api: Api, id: string, name: 'redeploy' | 'rollback', body: Record<string, unknown>) {
@@ -185,7 +191,9 @@ describe('redeploy with a new source', () => {
     const repoUrl = await git.addRepo(repo, appFiles('v0'));
     const project = await api.post<{ data: { id: string } }>('/platform/projects', { name: repo.slice(5), repoUrl });
     expect(project.status).toBe(200);
-    const { id, url } = await deployZip(api, await nodeApp('v1'), { projectId: project.body.data.id });
+    const first = await upload(api, await nodeApp('v1'));
+    const { id, url } = await deploy(api, { uploadId: first, projectId: project.body.data.id });
+    const shipped = [first];
     expect(url).toMatch(/^http:\/\/ship-[a-z0-9-]+\.localhost:\d+$/);
     await eventually(async () => ((await fetch(url)).ok ? true : undefined), 'v1 to answer');
     const poller = poll(url);
@@ -195,7 +203,8 @@ describe('redeploy with a new source', () => {
       [3, 'v3'],
       [4, 'v4'],
     ] as const) {
-      const done = await redeploy(api, id, { uploadId: await upload(api, await nodeApp(version)) });
+      shipped.push(await upload(api, await nodeApp(version)));
+      const done = await redeploy(api, id, { uploadId: shipped.at(-1) });
       expect(done).toMatchObject({ state: 'succeeded', outcome: { revision: n } });
       expect(await get(api, id)).toMatchObject({ status: 'running', url, revision: n });
     }
@@ -224,7 +233,8 @@ describe('redeploy with a new source', () => {
     expect((await buildLines(api, id)).join('\n')).toContain('compile error: missing semicolon');
 
     // An app that exits as it starts: its release fails, the previous one goes on serving.
-    const exits = await redeploy(api, id, { uploadId: await upload(api, await nodeApp('v7', { exit: true })) });
+    const exiting = await upload(api, await nodeApp('v7', { exit: true }));
+    const exits = await redeploy(api, id, { uploadId: exiting });
     expect(exits).toMatchObject({ state: 'failed' });
     const afterExit = await get(api, id);
     expect(afterExit).toMatchObject({
@@ -258,8 +268,23 @@ describe('redeploy with a new source', () => {
       [1, 'deploy', 'superseded'],
     ]);
     expect(list[0]!.imageId).toBe(list.at(-1)!.imageId);
-    // Each release built its own image, tagged with its revision.
+    // Each release built its own image, tagged with its revision, and says what from: the rollback its target's.
     expect(list.map((r) => r.image)).toEqual([1, 7, 5, 4, 3, 2, 1].map((n) => `slipway/${id}:${n}`));
+    expect(list.map((r) => r.source)).toEqual([
+      sourceOf(first),
+      sourceOf(exiting),
+      { type: 'git', repoUrl, commit: v5 },
+      ...shipped
+        .slice()
+        .reverse()
+        .map((u) => sourceOf(u)),
+    ]);
+    // The engine keeps exactly the images of the kept releases: none of them was pruned, nothing else was left.
+    const images = await h.docker.listImages({ filters: { label: [`${LABELS.deploymentId}=${id}`] } });
+    expect(new Set(images.map((i) => i.Id))).toEqual(new Set(list.map((r) => r.imageId)));
+    // The status read shows the newest of them.
+    const read = await api.get<{ data: { releases: { recent: Release[] } } }>(`/platform/deployments/${id}`);
+    expect(read.body.data.releases.recent[0]!.source).toEqual(sourceOf(first));
   }, 600_000);
 
   it('rebuilds the deployment\'s own repository at its head with {"git": {}}, and another branch when named', async () => {
@@ -270,12 +295,21 @@ describe('redeploy with a new source', () => {
     });
     const { id, url } = await deploy(api, { repoUrl });
     expect((await fetch(url).then((r) => r.text())).trim()).toBe('first');
-    await git.addCommit(repo, appFiles('second'));
+    const second = await git.addCommit(repo, appFiles('second'));
 
     expect(await redeploy(api, id, { git: {} })).toMatchObject({ state: 'succeeded', outcome: { revision: 2 } });
     expect((await fetch(url).then((r) => r.text())).trim()).toBe('second');
     expect(await redeploy(api, id, { git: { branch: 'feature' } })).toMatchObject({ state: 'succeeded' });
     expect((await fetch(url).then((r) => r.text())).trim()).toBe('feature');
+    const list = await releases(api, id);
+    expect(list[1]!.source).toEqual({ type: 'git', repoUrl, commit: second });
+    expect(list[0]!.source).toEqual({
+      type: 'git',
+      repoUrl,
+      branch: 'feature',
+      commit: expect.stringMatching(/^[0-9a-f]{40}$/),
+    });
+    expect(list[0]!.source!.commit).not.toBe(second);
 
     // A commit the repository does not have fails the build, naming it; the last release goes on serving.
     const missing = 'f'.repeat(40);
@@ -290,14 +324,18 @@ describe('redeploy with a new source', () => {
 
   it('ships an image to a deployment built from a zip, keeping its environment', async () => {
     const api = client(h, (await h.newOrg('pro')).token);
-    const { id, url } = await deployZip(api, await nodeApp('zip'));
+    const zip = await upload(api, await nodeApp('zip'));
+    const { id, url } = await deploy(api, { uploadId: zip });
     expect(await redeploy(api, id, { envVars: { MODE: 'a' } })).toMatchObject({ state: 'succeeded' });
     const done = await redeploy(api, id, { image });
     expect(done).toMatchObject({ state: 'succeeded', outcome: { revision: 3 } });
     expect(await get(api, id)).toMatchObject({ status: 'running', url, envVarNames: ['MODE'] });
     expect((await fetch(url).then((r) => r.text())).trim()).toBe('hello from slipway');
-    const [latest] = await releases(api, id);
+    const [latest, envChange, deployed] = await releases(api, id);
     expect(latest).toMatchObject({ revision: 3, image, envNames: ['MODE'] });
+    expect(latest!.source).toEqual({ type: 'image', image, imageId: latest!.imageId });
+    // The environment change ran the same code as the release before it, and says so.
+    expect([envChange!.source, deployed!.source]).toEqual([sourceOf(zip), sourceOf(zip)]);
   });
 
   it('refuses a body with no change, two sources or misplaced fields (400), and another organisation’s upload (404)', async () => {

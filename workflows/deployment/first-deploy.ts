@@ -1,5 +1,6 @@
 import { CancellationScope, deprecatePatch, isCancellation } from '@temporalio/workflow';
 
+import type { BuildResult } from '../../activities/deployment/build';
 import type { DeploymentFailure } from '../../shared/deployments/types';
 import {
   builder,
@@ -14,14 +15,21 @@ import {
 import type { Entity } from './entity';
 import { failureMessage, failureReport, ReleaseFailed } from './failures';
 import { PATCHES } from './patches';
+import { releaseSource } from './release-source';
 import { goLive, replicaIndexes, startReplicas } from './releases';
 
-/** Builds the source (when it is one) and returns the image reference to run, recording the steps. */
-async function obtainImage(e: Entity, onPhase: (p: DeploymentFailure['phase']) => void): Promise<string> {
+/**
+ * Builds the source (when it is one) and returns the image reference to run, with what the build read, recording the
+ * steps.
+ */
+async function obtainImage(
+  e: Entity,
+  onPhase: (p: DeploymentFailure['phase']) => void,
+): Promise<{ image: string; built?: BuildResult }> {
   const { input } = e;
   if (input.source.type === 'image') {
     await e.record('deploying', `preparing image ${input.source.image}`);
-    return input.source.image;
+    return { image: input.source.image };
   }
   onPhase('build');
   const source = input.source;
@@ -44,7 +52,7 @@ async function obtainImage(e: Entity, onPhase: (p: DeploymentFailure['phase']) =
     'deploying',
     `built ${built.image} (${built.kind}${built.commit ? `, commit ${built.commit.slice(0, 12)}` : ''}) in ${(built.durationMs / 1000).toFixed(1)} s`,
   );
-  return built.image;
+  return { image: built.image, built };
 }
 
 /**
@@ -59,7 +67,7 @@ async function legacyDeploy(e: Entity): Promise<void> {
   const { input, state } = e;
   let phase: DeploymentFailure['phase'] = 'pull';
   try {
-    const image = await obtainImage(e, (p) => (phase = p));
+    const { image } = await obtainImage(e, (p) => (phase = p));
     state.current = { revision: input.revision, image, imageId: '', healthy: false };
     const { pulled } = await ensureImage(image, input.orgId);
     phase = 'start';
@@ -100,8 +108,9 @@ async function releaseDeploy(e: Entity): Promise<void> {
   const { input, state } = e;
   let phase: DeploymentFailure['phase'] = 'pull';
   try {
-    const image = await obtainImage(e, (p) => (phase = p));
+    const { image, built } = await obtainImage(e, (p) => (phase = p));
     const { pulled, imageId } = await prepareImage(image, input.orgId);
+    const source = releaseSource(input.source, imageId, built);
     await createRelease({
       deploymentId: input.deploymentId,
       orgId: input.orgId,
@@ -111,6 +120,7 @@ async function releaseDeploy(e: Entity): Promise<void> {
       port: input.port,
       trigger: 'deploy',
       env: { from: 'record' },
+      ...(source ? { source } : {}),
     });
     const release = { revision: input.revision, image, imageId, healthy: false };
     state.current = release;

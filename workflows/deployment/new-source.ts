@@ -1,10 +1,12 @@
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
 
+import type { BuildResult } from '../../activities/deployment/build';
 import type { EnvSource } from '../../activities/deployment/releases';
 import type { DeploymentSource } from '../../shared/deployments/types';
 import { builder, prepareImage } from './activities';
 import type { Entity } from './entity';
 import { failureReport, type Phase, ReleaseFailed } from './failures';
+import { releaseSource } from './release-source';
 import { replaceRelease } from './releases';
 
 /** What the event log says a source build starts from. */
@@ -29,13 +31,14 @@ export async function redeployNewSource(e: Entity, source: DeploymentSource, env
   let phase: Phase = source.type === 'image' ? 'pull' : 'build';
   let image: string;
   let imageId: string;
+  let built: BuildResult | undefined;
   try {
     if (source.type === 'image') {
       await e.record(serving ? 'running' : 'deploying', `release ${revision}: preparing image ${source.image}`);
       image = source.image;
     } else {
       await e.record(serving ? 'running' : 'building', `release ${revision}: ${buildWords(source)}`);
-      const built = await builder(input.buildTimeoutS ?? 900).buildSource({
+      built = await builder(input.buildTimeoutS ?? 900).buildSource({
         deploymentId: input.deploymentId,
         orgId: input.orgId,
         revision,
@@ -57,5 +60,12 @@ export async function redeployNewSource(e: Entity, source: DeploymentSource, env
   }
   // Without new values the release runs with the serving env, which the record holds.
   const env: EnvSource = envRef ? { from: 'set', envRef } : { from: 'record' };
-  await replaceRelease(e, { image, imageId, env, trigger: 'redeploy', revision });
+  await replaceRelease(e, {
+    image,
+    imageId,
+    env,
+    trigger: 'redeploy',
+    revision,
+    source: releaseSource(source, imageId, built) ?? null,
+  });
 }

@@ -3,7 +3,7 @@ import { CancellationScope, isCancellation, patched, sleep } from '@temporalio/w
 import type { EnvSource } from '../../activities/deployment/releases';
 import type { Instance } from '../../activities/providers/provider';
 import type { ReleaseRef } from '../../shared/contracts/deployment';
-import type { ReleaseTrigger } from '../../shared/deployments/releases-store';
+import type { ReleaseSource, ReleaseTrigger } from '../../shared/deployments/releases-store';
 import {
   createRelease,
   prepareImage,
@@ -17,6 +17,7 @@ import {
 import type { Entity, RecordExtra } from './entity';
 import { type FailureReport, failureReport, ReleaseFailed } from './failures';
 import { PATCHES } from './patches';
+import { releaseSource } from './release-source';
 
 type Command = FailureReport['command'];
 
@@ -136,6 +137,7 @@ export async function ensureReleaseRecorded(e: Entity): Promise<void> {
     port: input.port,
     trigger: 'deploy',
     env: { from: 'record' },
+    ...(input.source.type === 'image' ? { source: releaseSource(input.source, imageId) } : {}),
   });
   current.imageId = imageId;
   if (current.healthy)
@@ -159,11 +161,15 @@ export async function replaceRelease(
     trigger: ReleaseTrigger;
     rollbackOf?: number;
     revision?: number;
+    /** New code's source (null: new code whose source its build did not say); absent, the code is not new. */
+    source?: ReleaseSource | null;
   },
 ): Promise<void> {
   const { state, input } = e;
   const command = next.trigger === 'rollback' ? 'rollback' : 'redeploy';
   const revision = next.revision ?? state.nextRevision++;
+  // Code that is not new is the release's it comes from: a rollback's target, or the serving one for an env change.
+  const sourceOf = next.rollbackOf ?? state.current?.revision;
   const created = await createRelease({
     deploymentId: input.deploymentId,
     orgId: input.orgId,
@@ -174,6 +180,11 @@ export async function replaceRelease(
     trigger: next.trigger,
     env: next.env,
     ...(next.rollbackOf !== undefined ? { rollbackOf: next.rollbackOf } : {}),
+    ...(next.source
+      ? { source: next.source }
+      : next.source === undefined && sourceOf !== undefined
+        ? { sourceOf }
+        : {}),
   });
   const release: ReleaseRef = { revision, image: next.image, imageId: created.imageId, healthy: false };
   const previous = state.current;

@@ -178,6 +178,35 @@ const Source = z.discriminatedUnion('type', [
   }),
 ]);
 
+const ReleaseSource = z
+  .discriminatedUnion('type', [
+    z.object({
+      type: z.literal('image'),
+      image: z.string().meta({ description: 'The reference as deployed' }),
+      imageId: z.string().meta({ description: 'The image it resolved to (sha256:…)' }),
+    }),
+    z.object({
+      type: z.literal('upload'),
+      uploadId: z.string(),
+      sha256: z.string().meta({ description: 'SHA-256 of the uploaded zip, hex' }),
+      size: z.number().int().meta({ description: 'Bytes of the uploaded zip' }),
+    }),
+    z.object({
+      type: z.literal('git'),
+      repoUrl: z.string().meta({ description: 'The repository, without credentials' }),
+      branch: z
+        .string()
+        .optional()
+        .meta({ description: 'The branch asked for; absent: the default branch, or a commit by its SHA' }),
+      commit: z.string().meta({ description: 'The commit actually built (full SHA)' }),
+    }),
+  ])
+  .meta({
+    id: 'ReleaseSource',
+    description:
+      'What the release’s image was made from; a rollback or an environment change carries on its earlier release’s',
+  });
+
 export const Release = z
   .object({
     revision: z.number().int(),
@@ -187,6 +216,7 @@ export const Release = z
     envNames: z.array(z.string()),
     trigger: z.enum(['deploy', 'redeploy', 'rollback']),
     rollbackOf: z.number().int().optional(),
+    source: ReleaseSource.optional(),
     status: z.enum(['starting', 'active', 'superseded', 'failed']),
     createdAt: z.iso.datetime(),
     readyAt: z.iso
@@ -246,7 +276,9 @@ export const Deployment = z
     name: z.string(),
     status: DeploymentStatus,
     provider: Provider,
-    source: Source,
+    source: Source.meta({
+      description: 'What the deployment was created from; the code each release runs is its own `source` (releases)',
+    }),
     port: z.number().int(),
     url: z.string().nullable().meta({ description: 'Where the deployment answers, once running' }),
     envVarNames: z.array(z.string()),

@@ -19,6 +19,7 @@ export function releaseView(r: Omit<ReleaseRecord, 'envSealed'>) {
     envNames: r.envNames,
     trigger: r.trigger,
     ...(r.rollbackOf !== undefined ? { rollbackOf: r.rollbackOf } : {}),
+    ...(r.source ? { source: r.source } : {}),
     status: r.status,
     createdAt: r.createdAt.toISOString(),
     ...(r.readyAt ? { readyAt: r.readyAt.toISOString() } : {}),
