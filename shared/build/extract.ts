@@ -51,20 +51,22 @@ function explain(err: Error): ExtractError {
   return new ExtractError(`the archive is not a readable zip file: ${err.message}`);
 }
 
+/**
+ * Why a file name may not go into a source tree, or undefined: the rules an uploaded archive's entries are held to,
+ * and so every other way a source's files arrive (inline files, a builder checkpoint) before they are zipped.
+ */
+export function entryNameProblem(name: string): string | undefined {
+  if (name.includes('\0')) return 'has a NUL in its name';
+  if (name.includes('\\')) return 'uses backslashes (separate directories with /)';
+  if (path.posix.isAbsolute(name) || /^[A-Za-z]:/.test(name)) return 'is an absolute path';
+  if (name.split('/').includes('..')) return 'has a .. segment, pointing outside the tree (zip-slip)';
+  return undefined;
+}
+
 /** The entry's path inside `dest`, or the reason it may not be extracted at all. */
 function target(dest: string, name: string): string {
-  if (name.includes('\0')) throw new ExtractError(`the archive entry ${JSON.stringify(name)} has a NUL in its name`);
-  if (name.includes('\\')) {
-    throw new ExtractError(`the archive entry ${JSON.stringify(name)} uses backslashes; refusing to extract`);
-  }
-  if (path.posix.isAbsolute(name) || /^[A-Za-z]:/.test(name)) {
-    throw new ExtractError(`the archive entry ${JSON.stringify(name)} is an absolute path; refusing to extract`);
-  }
-  if (name.split('/').includes('..')) {
-    throw new ExtractError(
-      `the archive entry ${JSON.stringify(name)} points outside the archive (zip-slip); refusing to extract`,
-    );
-  }
+  const problem = entryNameProblem(name);
+  if (problem) throw new ExtractError(`the archive entry ${JSON.stringify(name)} ${problem}; refusing to extract`);
   const full = path.resolve(dest, name);
   if (full !== dest && !full.startsWith(dest + path.sep)) {
     throw new ExtractError(`the archive entry ${JSON.stringify(name)} points outside the archive; refusing to extract`);
