@@ -130,6 +130,34 @@ async function recordDeployments(h: Harness, api: Api) {
   await api.destroyAndWait(g);
 }
 
+/** Sends a platform command to deployment `id` and waits for its end; a command that fails is what it is. */
+async function runCommand(h: Harness, api: Api, id: string, command: string, body: Record<string, unknown> = {}) {
+  const r = await api.post<{ data: { command: { url: string } } }>(`/platform/deployments/${id}/${command}`, body);
+  if (r.status !== 202) throw new Error(`${command} ${id}: ${r.status} ${JSON.stringify(r.body)}`);
+  const path = new URL(r.body.data.command.url, h.baseUrl).pathname;
+  await eventually(
+    async () => ((await api.get<{ data: { state: string } }>(path)).body.data.state === 'running' ? undefined : true),
+    `the ${command} to end`,
+    120_000,
+  );
+}
+
+async function recordCommands(h: Harness, api: Api) {
+  const envHello = await buildFixtureImage(h.docker, 'env-hello');
+  // (f) The commands of a running deployment: redeploys with a new environment (one whose app exits, so the old
+  // release keeps serving), a rollback, stop, start and scale, then destroyed.
+  const id = await deployImage(api, envHello, 'rec-commands', { GREETING: 'hello' });
+  await api.waitFor(id, ['running'], 120_000);
+  await runCommand(h, api, id, 'redeploy', { envVars: { API_KEY: SECRET_VALUE, MODE: 'blue' } });
+  await runCommand(h, api, id, 'redeploy', { envVars: { CRASH: '1' } });
+  await runCommand(h, api, id, 'rollback', { revision: 1 });
+  await runCommand(h, api, id, 'stop');
+  await runCommand(h, api, id, 'start');
+  await runCommand(h, api, id, 'scale', { replicas: 2 });
+  await api.destroyAndWait(id);
+  await save(h, 'deployment-commands-destroyed', deploymentWorkflowId(id));
+}
+
 async function recordSales(h: Harness, api: Api) {
   // Refused once, then accepted: the history holds an attempt, a retry timer and a delivered attempt.
   const receiver = await startReceiver((n) => ({ status: n === 1 ? 503 : 200 }));
@@ -191,6 +219,7 @@ async function main() {
     await fs.mkdir(OUT, { recursive: true });
     const api = client(h, (await h.newOrg('pro')).token);
     await recordDeployments(h, api);
+    await recordCommands(h, api);
     await recordSales(h, api);
     await recordSchedules(h);
     // Run from an export of a commit (no .git), RECORD_COMMIT names it.

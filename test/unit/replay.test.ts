@@ -40,6 +40,7 @@ describe('replay of histories recorded from earlier workflow code', () => {
         'deployment-zip-running-destroyed',
         'deployment-open-running',
         'deployment-open-failed',
+        'deployment-commands-destroyed',
         'webhook-delivery-retried-delivered',
         'webhook-resend',
         'webhook-outbox-sweep',
