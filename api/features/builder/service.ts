@@ -1,40 +1,19 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 
 import type { AiProviders } from '../../../shared/ai-providers/providers';
-import type { AiProviderSummary } from '../../../shared/ai-providers/types';
-import { type BlobStore, checkManifest, fromManifest, sameManifest, toManifest } from '../../../shared/builder/files';
+import type { BlobStore } from '../../../shared/builder/files';
 import type { BuilderStore } from '../../../shared/builder/store';
-import type { CheckpointRecord, Session, ShareAccess, ShareRecord } from '../../../shared/builder/types';
+import type { Session, SessionRecord } from '../../../shared/builder/types';
 import { AppError } from '../../../shared/errors';
 import type { Principal } from '../../../shared/identity/service';
 import type { BuilderAccess } from './access';
-
-/** A change of one file in a save: its new content, or its deletion. */
-export type FileChange =
-  { path: string; content: string; encoding: 'utf8' | 'base64' } | { path: string; delete: true };
-
-/** How often a change made against "whatever the head is" re-reads a head that moved under it before giving up. */
-const HEAD_RACE_ATTEMPTS = 8;
-
-export const shareNotFound = (slug: string) =>
-  new AppError('SHARE_NOT_FOUND', `No share ${slug} in this organisation, or it was revoked or has expired.`, { slug });
-
-const checkpointNotFound = (id: string) =>
-  new AppError('CHECKPOINT_NOT_FOUND', `No checkpoint ${id} in this session; GET the session for its checkpoints.`, {
-    checkpointId: id,
-  });
-
-export const staleHead = (expected: string | null, head: CheckpointRecord | undefined) =>
-  new AppError(
-    'CONFLICT',
-    `The session's head is ${head?._id ?? 'empty'}, not ${expected ?? 'empty'}: someone changed it since you read it. GET the session, then retry against its head.`,
-    { expectedHead: expected, head: head?._id ?? null },
-  );
+import { createCheckpointService } from './checkpoints';
+import { checkModel, providerFor } from './provider-choice';
+import { createShareService } from './shares';
 
 /**
- * Sessions, files, checkpoints, revert, providers and shares of the AI builder (docs/architecture.md, "AI builder").
- * Every head move is an insert of the next checkpoint (store.appendCheckpoint): with expectedHead a lost race is 409,
- * without it the change is re-applied to the new head, so no concurrent save is ever lost.
+ * Sessions of the AI builder (docs/architecture.md, "AI builder"): making and reading them and choosing their provider
+ * and model here; their files and checkpoints (checkpoints.ts) and shares (shares.ts) beside.
  */
 export function createBuilderService(deps: {
   store: BuilderStore;
@@ -49,86 +28,12 @@ export function createBuilderService(deps: {
   const load = async (p: Principal, id: string, need: 'read' | 'write') =>
     access.session(p, await store.getSession(p.org._id, id), id, need);
 
-  /**
-   * Moves the head with `next(head)` (the new files, or undefined for "nothing changes"): the compare-and-set of
-   * store.appendCheckpoint, retried on a moved head only when the caller did not name the head it expects.
-   */
-  async function moveHead(
-    s: Session,
-    expectedHead: string | null | undefined,
-    make: (
-      head: CheckpointRecord | undefined,
-    ) => Omit<Parameters<BuilderStore['appendCheckpoint']>[1], 'sessionId' | 'orgId'> | undefined,
-  ): Promise<{ checkpoint: CheckpointRecord; created: boolean }> {
-    let head = s.head;
-    for (let attempt = 1; ; attempt++) {
-      if (expectedHead !== undefined && (head?._id ?? null) !== expectedHead) throw staleHead(expectedHead, head);
-      const change = make(head);
-      if (!change) {
-        if (!head)
-          throw new AppError('INVALID_REQUEST', 'Nothing to save: the session has no files and the change adds none.');
-        return { checkpoint: head, created: false };
-      }
-      const made = await store.appendCheckpoint(head, { ...change, sessionId: s._id, orgId: s.orgId });
-      if (made) return { checkpoint: made, created: true };
-      if (attempt >= HEAD_RACE_ATTEMPTS)
-        throw new AppError('CONFLICT', 'The session kept changing while saving; retry in a moment.', {});
-      head = await store.head(s._id);
-    }
-  }
-
-  /** A live share and its pinned checkpoint; anyone of the org holding the slug may read it. */
-  async function shared(p: Principal, slug: string) {
-    const share = await store.liveShare(p.org._id, slug);
-    if (!share) throw shareNotFound(slug);
-    const [session, checkpoint] = await Promise.all([
-      store.getSession(share.orgId, share.sessionId),
-      store.getCheckpoint(share.orgId, share.sessionId, share.checkpointId),
-    ]);
-    if (!session || !checkpoint) throw shareNotFound(slug);
-    return { share, session, checkpoint };
-  }
-
-  async function providerFor(orgId: string, providerId: string): Promise<AiProviderSummary> {
-    const provider = await deps.aiProviders.get(orgId, providerId);
-    if (!provider)
-      throw new AppError(
-        'AI_PROVIDER_NOT_FOUND',
-        `No AI provider ${providerId} in this organisation; see GET /builder/providers.`,
-        {
-          providerId,
-        },
-      );
-    if (!provider.enabled)
-      throw new AppError(
-        'INVALID_REQUEST',
-        `The AI provider ${provider.name} is disabled; choose an enabled one (GET /builder/providers).`,
-        {
-          providerId,
-        },
-      );
-    return provider;
-  }
-
-  function checkModel(provider: AiProviderSummary, model: string) {
-    const allowed = [provider.defaultModel, ...(provider.models ?? [])];
-    if (!allowed.includes(model))
-      throw new AppError(
-        'INVALID_REQUEST',
-        `The provider ${provider.name} offers ${allowed.join(', ')}, not ${model}.`,
-        {
-          model,
-          allowed,
-        },
-      );
-  }
-
   async function newSession(
     p: Principal,
     input: { projectId: string; title?: string; providerId?: string; model?: string },
-  ) {
+  ): Promise<Omit<SessionRecord, 'defaultKey'>> {
     if (input.providerId) {
-      const provider = await providerFor(p.org._id, input.providerId);
+      const provider = await providerFor(deps.aiProviders, p.org._id, input.providerId);
       if (input.model) checkModel(provider, input.model);
     } else if (input.model) {
       throw new AppError('INVALID_REQUEST', 'A model is chosen with its provider: name providerId too.', {});
@@ -153,7 +58,6 @@ export function createBuilderService(deps: {
     project: (p: Principal, projectId: string, need: 'read' | 'write') => access.project(p, projectId, need),
 
     message: (sessionId: string, id: string) => store.getMessage(sessionId, id),
-    checkpoint: (s: Session, id: string) => store.getCheckpoint(s.orgId, s._id, id),
 
     async get(p: Principal, id: string) {
       const s = await load(p, id, 'read');
@@ -183,129 +87,25 @@ export function createBuilderService(deps: {
       return session._id;
     },
 
-    async saveFiles(p: Principal, id: string, input: { files: FileChange[]; expectedHead?: string | null }) {
-      const s = await load(p, id, 'write');
-      // Contents go to S3 first: write-once by digest, so a save that then loses its head race leaves nothing wrong.
-      const written = await Promise.all(
-        input.files.map(async (f) =>
-          'delete' in f
-            ? { path: f.path, entry: null }
-            : { path: f.path, entry: await deps.blobs.put(s.orgId, Buffer.from(f.content, f.encoding)) },
-        ),
-      );
-      return moveHead(s, input.expectedHead, (head) => {
-        const before = toManifest(head?.files ?? []);
-        const after = { ...before };
-        for (const w of written) {
-          if (w.entry) after[w.path] = w.entry;
-          else delete after[w.path];
-        }
-        if (head && sameManifest(before, after)) return undefined;
-        checkManifest(after);
-        return { files: fromManifest(after), createdBy: p.user._id, reason: 'save' };
-      });
-    },
-
-    async revert(p: Principal, id: string, input: { checkpointId: string; expectedHead?: string | null }) {
-      const s = await load(p, id, 'write');
-      const running = await store.runningTurn(s._id);
-      if (running)
-        throw new AppError(
-          'CONFLICT',
-          `A turn (${running.turnId}) is running in this session; revert once it has ended.`,
-          {
-            turnId: running.turnId,
-          },
-        );
-      const target = await store.getCheckpoint(s.orgId, s._id, input.checkpointId);
-      if (!target) throw checkpointNotFound(input.checkpointId);
-      // Always a new checkpoint, even when the head already has the target's files: history records the revert.
-      const result = await moveHead(s, input.expectedHead, () => ({
-        files: target.files,
-        createdBy: p.user._id,
-        reason: 'revert',
-        source: target._id,
-      }));
-      // Messages written after the target are marked, never deleted: the chat shows what was undone.
-      await store.markReverted(s._id, target.seq);
-      return result.checkpoint;
-    },
-
     async setModel(p: Principal, id: string, model: string) {
       const s = await load(p, id, 'write');
       const providerId = s.providerId ?? (await deps.aiProviders.list(s.orgId, { enabledOnly: true }))[0]?._id;
       if (!providerId)
         throw new AppError('INVALID_REQUEST', 'Choose a provider first (PUT /builder/sessions/{id}/provider).', {});
-      checkModel(await providerFor(s.orgId, providerId), model);
+      checkModel(await providerFor(deps.aiProviders, s.orgId, providerId), model);
       await store.setSessionFields(s.orgId, s._id, { providerId, model });
     },
 
     async setProvider(p: Principal, id: string, input: { providerId: string; model?: string }) {
       const s = await load(p, id, 'write');
-      const provider = await providerFor(s.orgId, input.providerId);
+      const provider = await providerFor(deps.aiProviders, s.orgId, input.providerId);
       const model = input.model ?? provider.defaultModel;
       checkModel(provider, model);
       await store.setSessionFields(s.orgId, s._id, { providerId: provider._id, model });
     },
 
-    async share(p: Principal, id: string, input: { access: ShareAccess; expiresIn?: number }): Promise<ShareRecord> {
-      const s = await load(p, id, 'write');
-      if (!s.head) throw new AppError('INVALID_REQUEST', 'The session has no files to share yet; save some first.', {});
-      const now = new Date();
-      const share: ShareRecord = {
-        // 144 random bits: the slug is the link's only secret.
-        _id: randomBytes(18).toString('base64url'),
-        sessionId: s._id,
-        orgId: s.orgId,
-        checkpointId: s.head._id,
-        access: input.access,
-        createdAt: now,
-        createdBy: p.user._id,
-        ...(input.expiresIn ? { expiresAt: new Date(now.getTime() + input.expiresIn * 1000) } : {}),
-      };
-      await store.insertShare(share);
-      return share;
-    },
-
-    shared,
-
-    async revokeShare(p: Principal, slug: string): Promise<void> {
-      const share = await store.liveShare(p.org._id, slug);
-      if (!share) throw shareNotFound(slug);
-      const s = await store.getSession(share.orgId, share.sessionId);
-      await access.session(p, s, share.sessionId, 'write').catch((err: unknown) => {
-        // A session the caller cannot see reads as no share at all; one it may only read is the plain 403.
-        if (err instanceof AppError && err.code !== 'SESSION_NOT_FOUND') throw err;
-        throw shareNotFound(slug);
-      });
-      if (!(await store.revokeShare(p.org._id, slug))) throw shareNotFound(slug);
-    },
-
-    /** A new session in the caller's project holding the share's files; the shared session is not touched. */
-    async remix(p: Principal, slug: string, input: { projectId: string; title?: string }) {
-      const { share, session, checkpoint } = await shared(p, slug);
-      if (share.access !== 'remix')
-        throw new AppError('INSUFFICIENT_SCOPE', 'This share is view-only; ask its owner for a remix link.', { slug });
-      await access.project(p, input.projectId, 'write');
-      const record = await newSession(p, {
-        projectId: input.projectId,
-        title: input.title ?? `Remix of ${session.title}`,
-      });
-      await store.insertSession({
-        ...record,
-        defaultKey: record._id,
-        remixedFrom: { sessionId: session._id, checkpointId: checkpoint._id, slug },
-      });
-      await store.appendCheckpoint(undefined, {
-        sessionId: record._id,
-        orgId: record.orgId,
-        files: checkpoint.files,
-        createdBy: p.user._id,
-        reason: 'remix',
-        source: checkpoint._id,
-      });
-      return record._id;
-    },
+    ...createCheckpointService({ store, blobs: deps.blobs, load }),
+    ...createShareService({ store, access, load, newSession }),
   };
 }
 
