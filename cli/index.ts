@@ -88,8 +88,8 @@ apiCommand(
     '--dir <path>',
     'the folder to deploy (default: this one); what its .gitignore and .dockerignore exclude stays here',
   )
-  .option('--git <url>', 'a Git repository URL (creates an app; a linked app takes new code from a folder or image)')
-  .option('--branch <name>', 'branch of --git (its default branch otherwise)')
+  .option('--git [url]', "a Git repository URL; in a linked folder --git alone rebuilds the app's own repository")
+  .option('--branch <name>', "branch of --git (the app's own, or the repository's default branch, otherwise)")
   .option('--dockerfile <path>', 'Dockerfile of the folder or --git, relative to its root (detected otherwise)')
   .option(
     '--name <name>',
@@ -169,7 +169,7 @@ waitOptions(
 waitOptions(
   apiCommand(
     'redeploy',
-    "a new release: an image app's image pulled again, or with --env a new environment (a folder's: slipway deploy)",
+    "a new release: an image app's image pulled again, a Git app's repository rebuilt, or with --env a new environment",
   )
     .argument('[target]', TARGET)
     .option('--env <KEY=VALUE>', ENV_REPLACES, collect, [] as string[]),

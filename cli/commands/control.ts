@@ -109,18 +109,24 @@ export async function scale(api: Api, out: Output, target: Target, replicas: num
 
 /**
  * With --env, a new release with a new environment, which replaces the whole set: the names that go are said before
- * it is sent. Without it, the same source again: an image deployment's image is pulled again (a tag that moved ships
- * its new image). The API takes no "same source" of its own, and an upload or repository is not something the CLI
- * can send back: those are refused with the ways that work. Values are never printed.
+ * it is sent. Without it, the same source again: an image app's image pulled again (a tag that moved ships its new
+ * image), a Git app's repository and branch rebuilt at their head. The API takes no "same source" of its own, and an
+ * uploaded folder is not something the CLI can send back: that is refused with the way that works. Values are never
+ * printed.
  */
 export async function redeploy(api: Api, out: Output, target: Target, o: ControlOptions & { env: string[] }) {
   const envVars = o.env.length ? parseEnv(o.env) : undefined;
   const before = await readDeployment(api, target);
   if (envVars) out.info(envChange(before.envVarNames ?? [], Object.keys(envVars).sort()));
-  else if (before.source.type !== 'image' || !before.source.image)
+  const again =
+    before.source.type === 'image' && before.source.image
+      ? { image: before.source.image }
+      : before.source.type === 'git'
+        ? { git: {} }
+        : undefined;
+  if (!envVars && !again)
     throw new CliError(
-      `${before.name} was built from ${before.source.type === 'git' ? 'a Git repository' : 'an uploaded folder'}, ` +
-        'which a redeploy cannot take again as it is',
+      `${before.name} was built from an uploaded folder, which a redeploy cannot take again as it is`,
       'ship the folder again with slipway deploy in it (or --dir), or change the environment with redeploy --env',
     );
   await send(
@@ -128,7 +134,7 @@ export async function redeploy(api: Api, out: Output, target: Target, o: Control
     out,
     target,
     'redeploy',
-    envVars ? { envVars } : { image: before.source.image },
+    envVars ? { envVars } : again,
     o,
     {
       asked: 'redeploy',

@@ -19,27 +19,20 @@ function sourceOf(o: DeployOptions): Source {
   if (o.branch && !o.git) throw new CliError('--branch goes with --git');
   if (o.dockerfile && o.image) throw new CliError('--dockerfile goes with a folder or --git');
   if (o.image !== undefined) return { kind: 'image', image: o.image };
-  if (o.git !== undefined) return { kind: 'git', url: o.git };
+  if (o.git !== undefined) return { kind: 'git', ...(typeof o.git === 'string' ? { url: o.git } : {}) };
   return { kind: 'dir', dir: o.dir ?? '.' };
 }
 
 /**
  * `slipway deploy`: in a folder linked to an app, a new release of that app (same ID, same URL; see release.ts);
  * anywhere else, or with --new, a new app, and the folder is linked to it. The folder is --dir's, or the one it runs
- * in. A Git deploy creates an app and links nothing: a linked app's new releases come from a folder or an image.
+ * in, whatever the source: an image or a repository deployed from a folder is that folder's app.
  */
 export async function deploy(api: Api, out: Output, o: DeployOptions): Promise<void> {
   const source = sourceOf(o);
   const folder = path.resolve(source.kind === 'dir' ? source.dir : '.');
   const link = await readLink(folder);
-  if (link && !o.new) {
-    if (source.kind === 'git')
-      throw new CliError(
-        `${folder} is linked to ${link.name}, whose new releases come from this folder or an image, not from --git`,
-        'pass --new to create a separate app from the repository, or run it from a folder with no link',
-      );
-    return shipRelease(api, out, { folder, link, source, o });
-  }
+  if (link && !o.new) return shipRelease(api, out, { folder, link, source, o });
   return create(api, out, { folder, previous: link, source, o });
 }
 
@@ -56,6 +49,11 @@ async function create(
   const { folder, source, o } = c;
   const startedAt = Date.now();
   const timeoutMs = parseTimeout(o.timeout);
+  if (source.kind === 'git' && !source.url)
+    throw new CliError(
+      `--git without a URL rebuilds a linked app's own repository, and ${folder} is not linked`,
+      'give the repository: --git URL',
+    );
   const name = o.name ?? defaultName(source, folder);
   const common = {
     name,
@@ -79,14 +77,11 @@ async function create(
   const id = accepted.deployment.id;
   // Linked as soon as the app exists: a Ctrl-C while following, or a failed first deploy, still leaves the folder
   // pointing at it, so the next deploy fixes this app instead of making another.
-  const written =
-    source.kind === 'git'
-      ? undefined
-      : await linkFolder(out, folder, { deploymentId: id, name, apiUrl: api.url }, c.previous);
+  const written = await linkFolder(out, folder, { deploymentId: id, name, apiUrl: api.url }, c.previous, source);
   if (!o.wait) {
     out.result(
-      { ...accepted, link: written ? { file: written.file } : null },
-      `deployment ${id} accepted (${accepted.deployment.status})\nfollow it: slipway status ${written ? '' : id}`.trimEnd(),
+      { ...accepted, link: { file: written.file } },
+      `deployment ${id} accepted (${accepted.deployment.status})\nfollow it: slipway status`,
     );
     return;
   }
@@ -114,9 +109,7 @@ async function create(
   }
   throw new CliError(
     describeFailure(final),
-    written
-      ? `fix it and run slipway deploy here again (a new release of ${name}); read more with slipway logs ${id}`
-      : `read more with slipway logs ${id}`,
+    `fix it and run slipway deploy here again (a new release of ${name}); read more with slipway logs ${id}`,
     1,
     final,
   );
@@ -133,12 +126,22 @@ function defaultName(source: Source, folder: string): string {
   return name;
 }
 
-async function linkFolder(out: Output, folder: string, link: Link, previous: Link | undefined): Promise<Written> {
+async function linkFolder(
+  out: Output,
+  folder: string,
+  link: Link,
+  previous: Link | undefined,
+  source: Source,
+): Promise<Written> {
   const written = await writeLink(folder, link);
   const ignored = written.ignoredIn.length ? `; .slipway/ added to ${written.ignoredIn.join(' and ')}` : '';
+  const how = {
+    dir: 'slipway deploy here now ships this folder as a new release of it',
+    image: 'slipway deploy --image REF here now ships that image as a new release of it',
+    git: "slipway deploy --git here now rebuilds its repository's head as a new release of it",
+  }[source.kind];
   out.info(
-    `linked ${folder} to ${link.name} (${path.relative(folder, written.file)}${ignored}): ` +
-      'slipway deploy here now ships a new release of it, at the same URL',
+    `linked ${folder} to ${link.name} (${path.relative(folder, written.file)}${ignored}): ${how}, at the same URL`,
   );
   if (previous && previous.deploymentId !== link.deploymentId)
     out.info(

@@ -13,14 +13,14 @@ import { describeFailure } from './status';
 const REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 /**
- * `slipway deploy` in a linked folder: the folder zipped and uploaded (or the image given), then the platform's
- * redeploy with that source, so the same deployment gets a new release at the same URL: no new ID, and none of the
+ * `slipway deploy` in a linked folder: the folder zipped and uploaded (or the image or Git source given), then the
+ * platform's redeploy with that source, so the same deployment gets a new release at the same URL: no new ID, and none of the
  * creation budget spent. The environment is left as it is unless --env is given, which replaces all of it.
  */
 export async function shipRelease(
   api: Api,
   out: Output,
-  s: { folder: string; link: Link; source: Exclude<Source, { kind: 'git' }>; o: DeployOptions },
+  s: { folder: string; link: Link; source: Source; o: DeployOptions },
 ): Promise<void> {
   const { link, source, o } = s;
   const startedAt = Date.now();
@@ -61,7 +61,7 @@ export async function shipRelease(
   );
   const envVars = o.env.length ? parseEnv(o.env) : undefined;
   const body = {
-    ...(source.kind === 'image' ? { image: source.image } : { uploadId: await uploadFolder(api, out, source.dir) }),
+    ...(await newCode(api, out, source, o)),
     // Without it, the server builds with the deployment's own Dockerfile path (or detects one).
     ...(o.dockerfile ? { dockerfilePath: o.dockerfile } : {}),
     ...(envVars ? { envVars } : {}),
@@ -122,6 +122,16 @@ export async function shipRelease(
 }
 
 /**
+ * The release's new code as the redeploy takes it: the image, the folder uploaded, or a Git source (`{}` is the
+ * app's own repository and branch at their head; a URL or --branch names another).
+ */
+async function newCode(api: Api, out: Output, source: Source, o: DeployOptions): Promise<Record<string, unknown>> {
+  if (source.kind === 'image') return { image: source.image };
+  if (source.kind === 'dir') return { uploadId: await uploadFolder(api, out, source.dir) };
+  return { git: { ...(source.url ? { repoUrl: source.url } : {}), ...(o.branch ? { branch: o.branch } : {}) } };
+}
+
+/**
  * Why a new release did not take over: the deployment's lastFailure (phase, message, hint, the app's last lines),
  * else the command's own message; then what serves meanwhile. A deployment that is failed as a whole says so as a
  * first deploy's failure does.
@@ -148,7 +158,7 @@ export function describeRelease(d: DeploymentView, commandMessage?: string): str
 function oldServer(err: unknown, link: Link): unknown {
   if (!(err instanceof CliError)) return err;
   const body = err.json as { status?: number; message?: string } | undefined;
-  const unknownSource = /Unrecognized key.*"(uploadId|image)"|Invalid body\.envVars: .*expected record/;
+  const unknownSource = /Unrecognized key.*"(uploadId|image|git)"|Invalid body\.envVars: .*expected record/;
   if (body?.status !== 400 || !unknownSource.test(body.message ?? '')) return err;
   return new CliError(
     `${link.apiUrl} cannot ship a new release from a new source (${err.message})`,

@@ -9,7 +9,8 @@ import type { Output } from '../output';
 export interface DeployOptions {
   image?: string;
   dir?: string;
-  git?: string;
+  /** A URL, or true for `--git` alone: the linked app's own repository and branch. */
+  git?: string | true;
   branch?: string;
   dockerfile?: string;
   name?: string;
@@ -22,7 +23,11 @@ export interface DeployOptions {
 }
 
 /** The one source of a deploy; none given is the folder it runs in. */
-export type Source = { kind: 'image'; image: string } | { kind: 'dir'; dir: string } | { kind: 'git'; url: string };
+export type Source =
+  | { kind: 'image'; image: string }
+  | { kind: 'dir'; dir: string }
+  /** No URL: the linked app's own repository (and branch, unless --branch names another). */
+  | { kind: 'git'; url?: string };
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { cliRunner } from '../helpers/cli-runner';
 import { client } from '../helpers/client';
 import { edgeAgent, edgeGet } from '../helpers/edge';
+import { type GitServer, startGitServer } from '../helpers/git-server';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage } from '../helpers/images';
 
@@ -24,6 +25,7 @@ describe('slipway deploy, link and the commands on a linked folder', () => {
   let slow: string;
   let home: string;
   let scratch: string;
+  let git: GitServer;
   /** The api's access log: one JSON line per request, with its route and method. */
   const apiLog: string[] = [];
   const { slipway, inTerminal, bin } = cliRunner(() => ({
@@ -61,6 +63,7 @@ describe('slipway deploy, link and the commands on a linked folder', () => {
         RATE_LIMIT_COMPAT_READS_PER_MIN: '100000',
         RATE_LIMIT_COMPAT_WRITES_PER_HOUR: '10000',
         RATE_LIMIT_PLATFORM_PER_15MIN: '100000',
+        ALLOW_PRIVATE_GIT_HOSTS: 'true',
         LOG_LEVEL: 'info',
       },
       { logDestination: { write: (line: string) => void apiLog.push(line) } },
@@ -71,10 +74,12 @@ describe('slipway deploy, link and the commands on a linked folder', () => {
     slow = await buildFixtureImage(h.docker, 'slow-hello');
     home = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-cli-home-'));
     scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-cli-link-'));
+    git = await startGitServer();
   }, 300_000);
   afterAll(async () => {
     await agent.close();
     await h?.stop();
+    await git?.stop();
     for (const dir of [home, scratch]) if (dir) await fs.rm(dir, { recursive: true, force: true });
   });
 
@@ -392,6 +397,34 @@ describe('slipway deploy, link and the commands on a linked folder', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('this folder is linked to cli-image-app; --name cli-other names another app');
     expect(refused.stderr).toContain('pass --new to create cli-other');
+    expect((await slipway(['destroy', '--yes'], { cwd: dir })).code).toBe(0);
+  });
+
+  it('a Git app: deploy --git links the folder, deploy --git there builds the new head at the same URL, redeploy too', async () => {
+    const repo = await git.addRepo('acme/cli-link-git', SITE);
+    const dir = await folder('git-app');
+    const first = await slipway(['deploy', '--git', repo, '--name', 'cli-link-git', '--wait', '--json'], { cwd: dir });
+    expect(first.code).toBe(0);
+    expect(first.stderr).toContain("slipway deploy --git here now rebuilds its repository's head");
+    const d = json<{ id: string; url: string }>(first);
+    expect(await linkOf(dir)).toEqual({ deploymentId: d.id, name: 'cli-link-git', apiUrl: h.baseUrl });
+
+    await git.addCommit('acme/cli-link-git', { 'index.html': 'the second commit\n' });
+    const second = await slipway(['deploy', '--git', '--wait', '--json'], { cwd: dir });
+    expect(second.code).toBe(0);
+    expect(json(second)).toMatchObject({ id: d.id, url: d.url, status: 'running', revision: 2 });
+    expect((await get(d.url)).body).toBe('the second commit\n');
+
+    await git.addCommit('acme/cli-link-git', { 'index.html': 'the third commit\n' });
+    const again = await slipway(['redeploy', '--wait', '--json'], { cwd: dir });
+    expect(again.code).toBe(0);
+    expect(json(again)).toMatchObject({ state: 'succeeded', outcome: { status: 'running', revision: 3 } });
+    expect((await get(d.url)).body).toBe('the third commit\n');
+
+    // With no link, --git alone names nothing to build.
+    const bare = await slipway(['deploy', '--git']);
+    expect(bare.code).toBe(1);
+    expect(bare.stderr).toContain('give the repository: --git URL');
     expect((await slipway(['destroy', '--yes'], { cwd: dir })).code).toBe(0);
   });
 
