@@ -15,6 +15,7 @@ import { edge } from './edge';
 import type { Part, PartContext, PartResult } from './part';
 import { configuredPort, ensurePortsFree } from './ports';
 import { freePort, startServer } from './process';
+import { sharedDaemon } from './shared-daemon';
 import { StackError } from './stack-error';
 import { ensureTool, type ToolName } from './tools';
 
@@ -221,6 +222,8 @@ export const s3: Part = {
 };
 
 const DOCKER_SOCKET = '/var/run/docker.sock';
+/** `npm start` and `npm test` may share one engine: the last stack out stops a dockerd a stack started. */
+const dockerd = sharedDaemon('dockerd');
 
 async function dockerAnswers(socketPath: string): Promise<boolean> {
   return new Docker({ socketPath, timeout: 2000 })
@@ -233,7 +236,8 @@ export const docker: Part = {
   async start(ctx): Promise<PartResult> {
     if (process.env.DOCKER_HOST) return EXTERNAL;
     if (await dockerAnswers(DOCKER_SOCKET)) {
-      return { env: { DOCKER_HOST: `unix://${DOCKER_SOCKET}` }, started: [], external: true };
+      const lease = await dockerd.found();
+      return { env: { DOCKER_HOST: `unix://${DOCKER_SOCKET}` }, started: lease, external: lease.length === 0 };
     }
     if (process.getuid?.() !== 0) {
       throw new StackError(
@@ -251,7 +255,7 @@ export const docker: Part = {
       undefined,
       ctx.signal,
     );
-    return { env: { DOCKER_HOST: `unix://${DOCKER_SOCKET}` }, started: [proc], external: false };
+    return { env: { DOCKER_HOST: `unix://${DOCKER_SOCKET}` }, started: [await dockerd.started(proc)], external: false };
   },
 };
 
