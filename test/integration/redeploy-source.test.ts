@@ -104,7 +104,7 @@ describe('redeploy with a new source', () => {
   const sourceOf = (uploadId: string) => uploaded.get(uploadId)!;
 
   /** POSTs a command (202 expected) and follows it to its end. */
-  async function command(api: Api, id: string, name: 'redeploy' | 'rollback', body: Record<string, unknown>) {
+  async function command(api: Api, id: string, name: 'redeploy' | 'rollback' | 'stop', body: Record<string, unknown>) {
     const r = await api.post<Accepted>(`/platform/deployments/${id}/${name}`, body);
     expect([r.status, r.body]).toEqual([202, expect.anything()]);
     return settled(api, r.body.data.command.url);
@@ -320,6 +320,40 @@ describe('redeploy with a new source', () => {
     });
     expect(await get(api, id)).toMatchObject({ status: 'running', revision: 3, lastFailure: { phase: 'build' } });
     expect((await fetch(url).then((r) => r.text())).trim()).toBe('feature');
+  }, 300_000);
+
+  it('brings up a deployment whose first build failed with new code; a stopped one given a broken release stays stopped', async () => {
+    const api = client(h, (await h.newOrg('pro')).token);
+    const r = await api.post<{ data: { deployment: { id: string } } }>('/platform/deployments', {
+      name: `ship-${randomUUID().slice(0, 6)}`,
+      port: 8080,
+      uploadId: await upload(api, await nodeApp('never', { failBuild: true })),
+    });
+    const id = r.body.data.deployment.id;
+    const failed = await eventually(
+      async () => ((await get(api, id)).status === 'failed' ? get(api, id) : undefined),
+      'the first build to fail',
+      300_000,
+    );
+    expect(failed).toMatchObject({ url: null, revision: 1 });
+
+    // Nothing was ever built, yet new code needs no earlier release: the same deployment comes up.
+    expect(await redeploy(api, id, { uploadId: await upload(api, await nodeApp('fixed')) })).toMatchObject({
+      state: 'succeeded',
+      outcome: { revision: 2, status: 'running' },
+    });
+    const fixed = await get(api, id);
+    expect(fixed).toMatchObject({ id, status: 'running', revision: 2 });
+    expect((await fetch(fixed.url!).then((res) => res.text())).trim()).toBe('fixed');
+
+    expect(await command(api, id, 'stop', {})).toMatchObject({ state: 'succeeded' });
+    const broken = await redeploy(api, id, { uploadId: await upload(api, await nodeApp('x', { exit: true })) });
+    expect(broken).toMatchObject({ state: 'failed' });
+    expect(await get(api, id)).toMatchObject({
+      status: 'stopped',
+      revision: 2,
+      lastFailure: { command: 'redeploy', revision: 3 },
+    });
   }, 300_000);
 
   it('ships an image to a deployment built from a zip, keeping its environment', async () => {

@@ -67,5 +67,6 @@ export async function redeployNewSource(e: Entity, source: DeploymentSource, env
     trigger: 'redeploy',
     revision,
     source: releaseSource(source, imageId, built) ?? null,
+    statusBefore,
   });
 }

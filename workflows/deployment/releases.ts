@@ -4,6 +4,7 @@ import type { EnvSource } from '../../activities/deployment/releases';
 import type { Instance } from '../../activities/providers/provider';
 import type { ReleaseRef } from '../../shared/contracts/deployment';
 import type { ReleaseSource, ReleaseTrigger } from '../../shared/deployments/releases-store';
+import type { DeploymentStatus } from '../../shared/deployments/types';
 import {
   createRelease,
   prepareImage,
@@ -163,6 +164,8 @@ export async function replaceRelease(
     revision?: number;
     /** New code's source (null: new code whose source its build did not say); absent, the code is not new. */
     source?: ReleaseSource | null;
+    /** The status to go back to if the release fails, when the caller changed it first (a build before it). */
+    statusBefore?: DeploymentStatus;
   },
 ): Promise<void> {
   const { state, input } = e;
@@ -188,7 +191,7 @@ export async function replaceRelease(
   });
   const release: ReleaseRef = { revision, image: next.image, imageId: created.imageId, healthy: false };
   const previous = state.current;
-  const statusBefore = state.status;
+  const statusBefore = next.statusBefore ?? state.status;
   const replicas = Math.max(1, state.replicas);
   const what =
     next.trigger === 'rollback'
