@@ -14,7 +14,7 @@ export interface EventHandlers {
 }
 
 /**
- * How the stream ended: the deployment settled (with its status), or was destroyed. `cursor` is the last event's ID
+ * Where the follow stopped: the deployment settled (with its status), or was destroyed. `cursor` is the last event's ID
  * (where a later connection resumes; none when the stream sent no event), `headers` the last connection's (the
  * budget left).
  */
@@ -32,10 +32,10 @@ const RETRY_MS = 2000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Follows a deployment's event stream to its end, from its start or from `from` (an event ID a stream gave). Every
- * event's `id` is a cursor: a connection that drops, stalls or reports a failure is opened again with
- * `Last-Event-ID`, so each status change and log line is handed over once, in the server's order, however often that
- * happens. `signal` stops it (a timeout, the user).
+ * Follows a deployment's event stream until it settles (nothing in progress) or is destroyed, from its start or from
+ * `from` (an event ID a stream gave). Every event's `id` is a cursor: a connection that drops, stalls or reports a
+ * failure is opened again with `Last-Event-ID`, so each status change and log line is handed over once, in the
+ * server's order, however often that happens. `signal` stops it (a timeout, the user).
  */
 export async function followEvents(
   api: Api,
@@ -79,7 +79,9 @@ export async function followEvents(
           delivered = true;
           if (e.event === 'status') handlers.status(JSON.parse(e.data) as StatusEvent);
           else if (e.event === 'log') handlers.log(JSON.parse(e.data) as LogLine);
-          else if (e.event === 'end') end = { kind: 'end', status: (JSON.parse(e.data) as { status: string }).status };
+          // The server keeps the stream open; `settled` (an older server's `end`) is where this follower stops.
+          else if (e.event === 'settled' || e.event === 'end')
+            end = { kind: 'end', status: (JSON.parse(e.data) as { status: string }).status };
           else if (e.event === 'destroyed') end = { kind: 'destroyed' };
           if (end) end = { ...end, ...(lastEventId ? { cursor: lastEventId } : {}), ...(headers ? { headers } : {}) };
         },
@@ -120,11 +122,10 @@ export async function followEvents(
 const TAIL_GAP_MS = 2000;
 
 /**
- * Follows the stream past the point where the deployment settles. The server ends a stream once the deployment is
- * running, stopped or failed, and a redeploy or rollback of a running deployment leaves it running throughout, so a
- * release in the making is followed by opening the stream again from its cursor (paced by the budget the server
- * reports) until `done` says it is over, or the deployment is destroyed. While the deployment is building or
- * deploying, one connection is held for as long as that lasts.
+ * Follows the stream past the point where the deployment settles. The server says `settled` once the deployment is
+ * running, stopped or failed with no command in progress, and a redeploy or rollback of a running deployment leaves
+ * it running throughout, so a release in the making is followed from settled to settled (paced by the budget the
+ * server reports) until `done` says it is over, or the deployment is destroyed.
  */
 export async function tailEvents(
   api: Api,

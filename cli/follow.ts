@@ -17,6 +17,9 @@ export interface FollowOptions {
 const destroyed = (id: string, json?: unknown) =>
   new CliError(`deployment ${id} no longer exists (destroyed while it was followed)`, undefined, 1, json);
 
+/** The stream carries the app's own lines too; a follow shows the build's and the platform's, as it always did. */
+const platformLine = (line: LogLine) => line.stream === 'build' || line.stream === 'system';
+
 const isNotFound = (err: unknown) =>
   err instanceof CliError && (err.json as { status?: unknown } | undefined)?.status === 404;
 
@@ -29,7 +32,7 @@ async function read(api: Api, id: string): Promise<DeploymentView> {
 /**
  * Follows a deployment until it is running, failed or stopped, on the platform's event stream: one request for the
  * whole wait (plus one per dropped connection), every status change and build or system line once and in order.
- * The app's own output is not on the stream: its first lines are read once the deployment has settled.
+ * The app's first lines are read once the deployment has settled.
  */
 export async function followDeployment(api: Api, id: string, opts: FollowOptions): Promise<DeploymentView> {
   const timeout = new AbortController();
@@ -41,7 +44,7 @@ export async function followDeployment(api: Api, id: string, opts: FollowOptions
       {
         status: (e) => opts.progress.event(e),
         log: (line) => {
-          if (opts.logs) opts.progress.logs([line]);
+          if (opts.logs && platformLine(line)) opts.progress.logs([line]);
         },
       },
       timeout.signal,
@@ -128,7 +131,7 @@ export async function followCommand(
       {
         status: (e) => opts.progress.event(e),
         log: (line) => {
-          if (opts.logs) opts.progress.logs([line]);
+          if (opts.logs && platformLine(line)) opts.progress.logs([line]);
         },
       },
       timeout.signal,

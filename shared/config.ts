@@ -255,6 +255,18 @@ const schema = z.object({
    * where to follow it: a new container or an install takes longer than an HTTP client should hang.
    */
   SANDBOX_SYNC_WAIT_S: z.coerce.number().int().min(1).max(60).default(5),
+
+  /** How often an idle deployment event stream sends a comment line, so proxies and clients keep it open. */
+  EVENTS_HEARTBEAT_MS: z.coerce.number().int().min(10).max(60_000).default(15_000),
+  /**
+   * What may wait in one event stream's response for a client reading slower than the deployment writes; past it the
+   * client is dropped (it resumes with Last-Event-ID) instead of the api buffering for it without bound.
+   */
+  EVENTS_MAX_BUFFERED_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
 });
 
 function upstreamsDirError(dir: string): string | undefined {

@@ -196,7 +196,7 @@ describe('Deployment followers: woken by announcements, free while idle, never m
       30_000,
       'the follower never ended after the destroy',
     );
-    expect(events.map((e) => e.type)).toEqual(['destroyed']);
+    expect(events.map((e) => e.type)).toEqual(['destroyed', 'end']);
   });
 
   it('wakes a stream whose first read was answered before a destroy announced while it was on its way', async () => {
@@ -217,7 +217,7 @@ describe('Deployment followers: woken by announcements, free while idle, never m
       30_000,
       'the follower missed the destroy announced between its subscription and its first read',
     );
-    expect(events.map((e) => e.type)).toEqual(['status', 'destroyed']);
+    expect(events.map((e) => e.type)).toEqual(['status', 'destroyed', 'end']);
   });
 
   it('holds 100 streams and 20 waits on one token with no database read while idle and one subscription per deployment', async () => {
@@ -250,7 +250,7 @@ describe('Deployment followers: woken by announcements, free while idle, never m
     await logs.append(ids[3]!, 'system', ['pulling busybox:latest']);
     await store.recordStatus({ deploymentId: ids[3]!, version: 50, status: 'running', message: 'serving' });
     const ofFourth = streams.filter((_, i) => i % ids.length === 3);
-    await Promise.all(ofFourth.map((s) => s.next('end')));
+    await Promise.all(ofFourth.map((s) => s.next('settled')));
     const answered = await Promise.all(waits);
     const woken = reads.filter((e) => e.command.find === 'deployments').length;
 

@@ -50,8 +50,15 @@ export async function composeDeployments(core: Core) {
     }),
     /** The long-poll of a status read (`?wait=`). */
     waitForDeployment: createDeploymentWaiter({ feed: core.statusFeed, get }),
-    /** Status changes and log lines from a cursor on (the events stream). */
-    followDeployment: createDeploymentFollower({ feed: core.statusFeed, get, logs }),
+    /** Status, commands, platform lines and the instances' output from a cursor on (the events stream). */
+    followDeployment: createDeploymentFollower({
+      feed: core.statusFeed,
+      get,
+      logs,
+      docker: core.docker,
+      temporal: core.temporal,
+      log: core.log,
+    }),
   };
 }
 
