@@ -160,6 +160,8 @@ describe('GET /platform/deployments/{id}/events, live: app output, commands, res
       (e) => ofCommand(e) && ['succeeded', 'failed'].includes((JSON.parse(e.data) as CommandData).state),
       'the redeploy’s end',
     );
+    // Nothing in progress any more: `settled` again, what a follower of the command (the CLI) stops at.
+    await s.next((e) => e.event === 'settled', 'settled after the redeploy', s.events.indexOf(done));
     const progress = s.events.filter(ofCommand).map((e) => JSON.parse(e.data) as CommandData);
     expect(progress.map((c) => [c.command, c.state])).toEqual([
       ['redeploy', 'accepted'],
