@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 
-import { secretsKeyBytes } from '../config';
 import { isDuplicateKey } from '../db/mongo';
 import { AppError, DatabaseError } from '../errors';
 import type { LookupAll } from '../net-guard';
-import { createSecretBox, type SecretBox } from '../secrets/box';
+import { requiredSecretBox } from '../secrets/box';
 import { baseUrlRefusal, normalizeBaseUrl } from './base-url';
 import type { AiProviderStore } from './store';
 import type {
@@ -27,13 +26,7 @@ export function createAiProviders(deps: {
   lookup?: LookupAll;
 }) {
   const { store } = deps;
-  let box: SecretBox | undefined;
-  const sealer = (): SecretBox => {
-    const key = deps.secretsKey === undefined ? undefined : secretsKeyBytes(deps.secretsKey);
-    if (!key) throw new Error('SECRETS_KEY is not set: AI provider keys cannot be encrypted or decrypted');
-    box ??= createSecretBox(key);
-    return box;
-  };
+  const sealer = requiredSecretBox(deps.secretsKey, 'AI provider keys cannot be encrypted or decrypted');
   // The record's identity is authenticated with the key: a sealed key copied onto another provider fails to open.
   const aad = (p: Pick<AiProviderRecord, '_id' | 'orgId'>) => `ai-provider/${p.orgId}/${p._id}`;
 

@@ -1,5 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
+import { secretsKeyBytes } from '../config';
+
 /** A value encrypted with AES-256-GCM: a fresh 96-bit IV per value, and the tag that proves it untouched. */
 export interface Sealed {
   iv: string;
@@ -34,3 +36,21 @@ export function createSecretBox(key: Buffer) {
 }
 
 export type SecretBox = ReturnType<typeof createSecretBox>;
+
+/** The box under SECRETS_KEY, or undefined when the server has none. */
+export function secretBoxFrom(secretsKey: string | undefined): SecretBox | undefined {
+  const key = secretsKey === undefined ? undefined : secretsKeyBytes(secretsKey);
+  return key ? createSecretBox(key) : undefined;
+}
+
+/**
+ * The box for a store that refuses to work without SECRETS_KEY rather than keep plain text: each use gets the box, or
+ * an error saying what cannot be done without the key.
+ */
+export function requiredSecretBox(secretsKey: string | undefined, withoutKey: string): () => SecretBox {
+  const box = secretBoxFrom(secretsKey);
+  return () => {
+    if (!box) throw new Error(`SECRETS_KEY is not set: ${withoutKey}`);
+    return box;
+  };
+}

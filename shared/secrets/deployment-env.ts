@@ -1,7 +1,6 @@
-import { secretsKeyBytes } from '../config';
 import type { DeploymentRecord } from '../deployments/types';
 import { AppError } from '../errors';
-import { createSecretBox, type Sealed } from './box';
+import { type Sealed, secretBoxFrom } from './box';
 
 /**
  * Deployment environment values at rest: sealed as one JSON map per deployment under SECRETS_KEY, opened only by
@@ -9,10 +8,7 @@ import { createSecretBox, type Sealed } from './box';
  * onto another deployment (another org's) fails to open.
  */
 export function createEnvSealer(secretsKey: string | undefined) {
-  const box = (() => {
-    const key = secretsKey === undefined ? undefined : secretsKeyBytes(secretsKey);
-    return key ? createSecretBox(key) : undefined;
-  })();
+  const box = secretBoxFrom(secretsKey);
   const aad = (d: Pick<DeploymentRecord, '_id' | 'orgId'>) => `deployment-env/${d.orgId}/${d._id}`;
 
   return {

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 
-import { secretsKeyBytes } from '../config';
 import { isDuplicateKey } from '../db/mongo';
 import { AppError } from '../errors';
-import { createSecretBox, type SecretBox } from './box';
+import { requiredSecretBox } from './box';
 import type { SecretEnvironment, SecretRecord, SecretStore } from './store';
 
 /** A secret that may not be sent where a Git source asks; the message says why and what to do. */
@@ -50,13 +49,7 @@ export type SecretSummary = Omit<SecretRecord, 'value'>;
  */
 export function createVault(deps: { store: SecretStore; key: string | undefined }) {
   const { store } = deps;
-  let box: SecretBox | undefined;
-  const sealer = (): SecretBox => {
-    const key = deps.key === undefined ? undefined : secretsKeyBytes(deps.key);
-    if (!key) throw new Error('SECRETS_KEY is not set: the vault cannot encrypt or decrypt secrets');
-    box ??= createSecretBox(key);
-    return box;
-  };
+  const sealer = requiredSecretBox(deps.key, 'the vault cannot encrypt or decrypt secrets');
   // The record's identity is authenticated with the value: a sealed value copied onto another record fails to open.
   const aad = (s: Pick<SecretRecord, '_id' | 'orgId'>) => `${s.orgId}/${s._id}`;
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-import { createSecretBox } from '../../shared/secrets/box';
+import { createSecretBox, requiredSecretBox, secretBoxFrom } from '../../shared/secrets/box';
 
 describe('secret box', () => {
   const box = createSecretBox(randomBytes(32));
@@ -40,5 +40,25 @@ describe('secret box', () => {
 
   it('seals an empty value', () => {
     expect(box.open(box.seal('', 'r'), 'r')).toBe('');
+  });
+});
+
+describe('the secret box under SECRETS_KEY', () => {
+  const key = randomBytes(32);
+
+  it('takes the key as base64 or hex, and is the same box either way', () => {
+    const sealed = secretBoxFrom(key.toString('base64'))!.seal('value', 'r');
+    expect(secretBoxFrom(key.toString('hex'))!.open(sealed, 'r')).toBe('value');
+  });
+
+  it('is absent without a key', () => {
+    expect(secretBoxFrom(undefined)).toBeUndefined();
+  });
+
+  it('for a store that needs it: refuses each use without a key, saying what cannot be done', () => {
+    const without = requiredSecretBox(undefined, 'the vault cannot encrypt or decrypt secrets');
+    expect(() => without()).toThrow('SECRETS_KEY is not set: the vault cannot encrypt or decrypt secrets');
+    const withKey = requiredSecretBox(key.toString('base64'), 'unused');
+    expect(withKey().open(withKey().seal('value', 'r'), 'r')).toBe('value');
   });
 });
