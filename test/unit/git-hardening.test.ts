@@ -5,16 +5,20 @@ const v6 = { host: 'git.example.com', port: 8443, address: '2606:2800:220:1::1',
 
 describe('git run against a tenant’s host', () => {
   it('pins curl to the checked address, follows no redirect and refuses local transports', () => {
-    expect(hardenedGit({ target: v4, home: '/scratch/a' }).args).toEqual([
-      '-c',
-      'http.followRedirects=false',
-      '-c',
-      'protocol.file.allow=never',
-      '-c',
-      'protocol.ext.allow=never',
-      '-c',
-      'http.curloptResolve=git.example.com:443:93.184.216.34',
-    ]);
+    const { args } = hardenedGit({ target: v4, home: '/scratch/a' });
+    // Every argument is half of a `-c key=value` pair: read them as the config git runs with.
+    const config: Record<string, string> = {};
+    for (let i = 0; i < args.length; i += 2) {
+      expect(args[i]).toBe('-c');
+      const [key, value] = args[i + 1]!.split('=');
+      config[key!] = value!;
+    }
+    expect(config).toEqual({
+      'http.followRedirects': 'false',
+      'protocol.file.allow': 'never',
+      'protocol.ext.allow': 'never',
+      'http.curloptResolve': 'git.example.com:443:93.184.216.34',
+    });
   });
 
   it('writes an IPv6 address in brackets, as curl and a URL’s host take it', () => {
