@@ -101,6 +101,7 @@ describe('OpenAPI document', () => {
         'POST /platform/builder/shares/{slug}/remix',
         'POST /platform/builder/sessions/{id}/messages',
         'POST /platform/builder/sessions/{id}/messages/stream',
+        'POST /platform/builder/sessions/{id}/publish',
         'GET /platform/builder/sessions/{id}/turns/{turnId}/events',
         'PUT /platform/builder/sessions/{id}/sandbox',
         'POST /platform/builder/sessions/{id}/sandbox/sync',

@@ -2,19 +2,27 @@ import type { AiProviders } from '../../../shared/ai-providers/providers';
 import { createBlobStore } from '../../../shared/builder/files';
 import { createGitBindingStore } from '../../../shared/builder/git-store';
 import { createTurnFeed } from '../../../shared/builder/ids';
+import { createPublicationStore } from '../../../shared/builder/publish-store';
 import { createSandboxStore } from '../../../shared/builder/sandbox-store';
 import { createBuilderStore } from '../../../shared/builder/store';
 import type { Core } from '../../core';
+import type { DeploymentsContext } from '../deployments/compose';
 import type { FeatureContext } from '../feature';
+import type { UploadsContext } from '../uploads/compose';
 import { createBuilderAccess } from './access';
 import { createBuilderGitService } from './git-service';
+import { createBuilderPublisher } from './publish';
 import { createSandboxService } from './sandbox-service';
 import { createBuilderService } from './service';
 import { createTurnService } from './turns';
 
-/** What the builder takes from the features before it: the organisation's AI providers run its turns. */
-export interface BuilderNeeds {
+/**
+ * What the builder takes from the features before it: the organisation's AI providers run its turns; a publish
+ * stores the head as an upload and deploys it as the deployments feature deploys any upload.
+ */
+export interface BuilderNeeds extends Pick<DeploymentsContext, 'deployments' | 'waitForDeployment'> {
   aiProviders: Pick<AiProviders, 'get' | 'list'>;
+  uploads: Pick<UploadsContext['uploads'], 'pack' | 'acceptPacked'>;
 }
 
 /** The builder's services: sessions, turns, the live preview and Git (its stores' indexes made before the api serves). */
@@ -23,10 +31,13 @@ export async function composeBuilder(core: Core, needs: BuilderNeeds) {
   const { aiProviders } = needs;
   const store = createBuilderStore(db);
   const sandboxes = createSandboxStore(db);
+  const publications = createPublicationStore(db);
   await store.ensureIndexes();
+  await publications.ensureIndexes();
+  const blobs = createBlobStore({ s3: core.s3, bucket: config.S3_BUCKET });
   const builder = createBuilderService({
     store,
-    blobs: createBlobStore({ s3: core.s3, bucket: config.S3_BUCKET }),
+    blobs,
     access: createBuilderAccess({ projects: core.projectStore }),
     aiProviders,
     // The session's response says whether its live preview shows the head (inSync), from the sandbox's record.
@@ -50,6 +61,17 @@ export async function composeBuilder(core: Core, needs: BuilderNeeds) {
       bindings: createGitBindingStore(db),
       temporal,
       git: core.gitSource,
+      config,
+    }),
+    builderPublish: createBuilderPublisher({
+      builder,
+      blobs,
+      publications,
+      deployments: needs.deployments,
+      uploads: needs.uploads,
+      authz: core.authz,
+      lock: core.lock,
+      creations: core.limiters.deployCreate,
       config,
     }),
   };

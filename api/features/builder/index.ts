@@ -1,11 +1,13 @@
 import { defineFeature } from '../feature';
 import { composeBuilder } from './compose';
 import { builderGitRoutes } from './routes.git';
+import { builderPublishRoutes } from './routes.publish';
 import { builderSandboxRoutes } from './routes.sandbox';
 import { builderSessionRoutes } from './routes.sessions';
 import { builderTurnRoutes } from './routes.turns';
+import { builderTools } from './tools.mcp';
 
-/** The AI builder: sessions, files and checkpoints, shares, model turns, the live preview and Git. */
+/** The AI builder: sessions, files and checkpoints, shares, model turns, the live preview, Git and publishing. */
 export const builderFeature = defineFeature({
   name: 'builder',
   compose: composeBuilder,
@@ -15,6 +17,8 @@ export const builderFeature = defineFeature({
       ...builderTurnRoutes(ctx),
       ...builderSandboxRoutes(ctx),
       ...builderGitRoutes(ctx),
+      ...builderPublishRoutes(ctx),
     ],
   },
+  tools: builderTools,
 });

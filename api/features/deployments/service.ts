@@ -361,6 +361,10 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
     /** stop, start, scale, rollback and the follow-up of each (./commands.ts); redeploy checks its source first. */
     ...commands,
 
+    /** The ID a deploy with `idempotencyKey` makes (or made): a caller can record it before the deploy happens. */
+    deploymentIdFor: (principal: Pick<Principal, 'org'>, idempotencyKey: string): string =>
+      idFor(principal, idempotencyKey),
+
     /** Whether this organisation already used `idempotencyKey` for a deploy (destroyed deployments included). */
     async idempotencyKeyUsed(principal: Principal, idempotencyKey: string): Promise<boolean> {
       return (await store.findAny(idFor(principal, idempotencyKey))) !== null;
