@@ -26,9 +26,11 @@ export function eventPayload(
   id: string,
   type: EventType,
   createdAt: Date,
-  sale: SaleRecord,
-  product: ProductRecord,
-  subscription: SubscriptionRecord | null,
+  sale: Pick<SaleRecord, '_id' | 'quantity' | 'amount' | 'currency' | 'salesCode'> & {
+    buyer: Pick<SaleRecord['buyer'], 'email' | 'name'>;
+  },
+  product: Pick<ProductRecord, '_id' | 'name' | 'billingType'>,
+  subscription: Pick<SubscriptionRecord, '_id' | 'status' | 'currentPeriodEnd'> | null,
 ) {
   return JSON.stringify({
     id,

@@ -197,6 +197,12 @@ describe('sales webhooks delivered by Temporal workflows (real HTTP receivers on
       const test = await api.post<Data<{ eventId: string; outcome: string }>>('/platform/sales/webhook/test');
       expect(test.body.data.outcome).toBe('delivered');
       expect(receiver.received[2]!.headers['x-sales-event-type']).toBe('test');
+      // A test event is shaped as every real one: the same fields, in the same order, at every level.
+      const shape = (raw: Buffer) => {
+        const e = JSON.parse(raw.toString()) as { data: { product: object; buyer: object } };
+        return [e, e.data, e.data.product, e.data.buyer].map((o) => Object.keys(o));
+      };
+      expect(shape(receiver.received[2]!.raw)).toEqual(shape(receiver.received[0]!.raw));
       const log = await api.get<Data<{ attempts: { trigger: string }[] }>>(
         `/platform/sales/deliveries/${test.body.data.eventId}`,
       );

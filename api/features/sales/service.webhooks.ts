@@ -3,6 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { webhookWorkflowId } from '../../../shared/contracts/webhook-delivery';
 import { AppError } from '../../../shared/errors';
 import { privateTargetReason } from '../../../shared/net-guard';
+import { eventPayload } from '../../../shared/sales/records';
 import type { SalesStore } from '../../../shared/sales/store';
 import { type EventDelivery, notFound, type SalesDeps } from './delivery';
 
@@ -60,26 +61,27 @@ export function createWebhookService(deps: SalesDeps, delivery: EventDelivery) {
         throw new AppError('INVALID_REQUEST', 'Save a webhook URL first: PUT /platform/sales/webhook.');
       const id = randomUUID();
       const createdAt = new Date();
-      const sample = {
+      // A sale of a made-up product, shaped by the same function as every real event.
+      const body = eventPayload(
         id,
-        type: 'test',
-        createdAt: createdAt.toISOString(),
-        data: {
-          saleId: randomUUID(),
-          product: { id: 'test-product', name: 'Test product', billingType: 'ONE_TIME' },
+        'test',
+        createdAt,
+        {
+          _id: randomUUID(),
           buyer: { email: 'buyer@example.com', name: 'Test Buyer' },
           quantity: 1,
           amount: 0,
           currency: 'USD',
           salesCode: 'TEST',
-          subscription: null,
         },
-      };
+        { _id: 'test-product', name: 'Test product', billingType: 'ONE_TIME' },
+        null,
+      );
       await store.insertEvent({
         _id: id,
         orgId,
         type: 'test',
-        body: JSON.stringify(sample),
+        body,
         createdAt,
         status: 'pending',
         attempts: [],
