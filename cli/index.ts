@@ -4,7 +4,7 @@ import { ConfigError } from '../shared/config';
 import { registerAdmin } from './admin';
 import { type Api, createApi } from './api';
 import { envList, list, open, releases } from './commands/apps';
-import { redeploy, rollback, rollbackArgs, scale, scaleArgs, start, stop } from './commands/control';
+import { envSet, envUnset, redeploy, rollback, rollbackArgs, scale, scaleArgs, start, stop } from './commands/control';
 import { deploy, type DeployOptions } from './commands/deploy';
 import { link, unlink } from './commands/link';
 import { login } from './commands/login';
@@ -182,14 +182,32 @@ waitOptions(
 const env = program
   .command('env')
   .description(
-    "a deployment's environment: names only, values are never shown. To change it, slipway redeploy --env K=V … " +
-      'with every variable (those not given are removed)',
+    "a deployment's environment: names only, values are never shown. set and unset change the variables named " +
+      'and keep every other one, as a new release at the same URL',
   );
 apiCommand('list', 'the names of the environment variables', env)
   .argument('[target]', TARGET)
   .action((given: string | undefined, o: ConnectionOptions) =>
     onDeployment(o, given, (api, out, t) => envList(api, out, t)),
   );
+waitOptions(
+  apiCommand('set', 'add or change these variables, keeping the others; values are never printed', env)
+    .argument('<KEY=VALUE...>', 'the variables; a bare KEY takes its value from this shell')
+    .option('-a, --app <target>', TARGET),
+  'new release',
+  '15m',
+).action((pairs: string[], o: WaitOptions & { app?: string }) =>
+  onDeployment(o, o.app, (api, out, t) => envSet(api, out, t, pairs, o)),
+);
+waitOptions(
+  apiCommand('unset', 'remove these variables, keeping the others', env)
+    .argument('<KEY...>', 'the names to remove')
+    .option('-a, --app <target>', TARGET),
+  'new release',
+  '15m',
+).action((names: string[], o: WaitOptions & { app?: string }) =>
+  onDeployment(o, o.app, (api, out, t) => envUnset(api, out, t, names, o)),
+);
 
 waitOptions(
   apiCommand('stop', 'stop every instance; the URL answers 503 until start').argument('[target]', TARGET),

@@ -19,6 +19,9 @@ export type Parsed<S extends Schemas> = {
  * issues) says what to fix, so its issues stand for the union's, with their paths from the root.
  */
 function closest(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
+  // A record's refused key says only "Invalid key in record"; the key schema's own message says what a key must be.
+  if (issue.code === 'invalid_key' && issue.issues.length)
+    return issue.issues.flatMap((i) => closest({ ...i, path: [...issue.path, ...i.path] } as z.core.$ZodIssue));
   if (issue.code !== 'invalid_union' || issue.errors.length === 0) return [issue];
   const best = issue.errors.reduce((a, b) => (b.length < a.length ? b : a));
   return best.flatMap((i) => closest({ ...i, path: [...issue.path, ...i.path] } as z.core.$ZodIssue));

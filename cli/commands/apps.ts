@@ -92,8 +92,8 @@ export async function releases(api: Api, out: Output, target: Target, o: { limit
 }
 
 /**
- * The environment's names (never values: the API returns none). Setting or removing one variable needs its
- * current values, which no route gives out by design: `slipway redeploy --env` sets the whole set instead.
+ * The environment's names (never values: the API returns none). `slipway env set` and `env unset` change single
+ * variables: the server merges them into the sealed values (./control.ts).
  */
 export async function envList(api: Api, out: Output, target: Target): Promise<void> {
   const d = await readDeployment(api, target);

@@ -5,20 +5,23 @@ import { type Output, parseTimeout } from '../output';
 import { isDeploymentId, onTarget, readDeployment, type Target } from '../target';
 import type { DeploymentView } from '../view';
 import { describeRelease } from './release';
-import { envChange, parseEnv } from './source';
+import { ENV_NAME, envChange, parseEnv } from './source';
 
 export interface ControlOptions {
   wait?: boolean;
   timeout: string;
 }
 
-type CommandName = 'stop' | 'start' | 'scale' | 'redeploy' | 'rollback';
+/** `env` is the environment change (PATCH …/env), which the server carries out as a redeploy. */
+type CommandName = 'stop' | 'start' | 'scale' | 'redeploy' | 'rollback' | 'env';
 
 interface Wording {
   /** "rollback to r3", "scale to 2 instances": what was asked, for the accepted line. */
   asked: string;
   /** The line once it has succeeded. */
   done(p: CommandProgress, d: DeploymentView): string;
+  /** What the accepted answer adds for a person, said before following it. */
+  note?(accepted: CommandAccepted): string;
 }
 
 /**
@@ -41,16 +44,23 @@ async function send(
   // Where the event stream ends before the command, so following it shows what it does and nothing older.
   const from = o.wait ? await eventCursor(api, before ?? (await readDeployment(api, target))) : undefined;
   const r = await onTarget(target, () =>
-    api.request<unknown>('POST', `/platform/deployments/${target.id}/${name}`, { json: body }),
+    api.request<unknown>(name === 'env' ? 'PATCH' : 'POST', `/platform/deployments/${target.id}/${name}`, {
+      json: body,
+    }),
   );
   const accepted = unwrap<CommandAccepted>(r.body);
   const app = accepted.deployment.name;
   const again = target.link ? 'slipway status' : `slipway status ${target.id}`;
   if (!o.wait) {
-    out.result(accepted, `${words.asked} of ${app} accepted (${accepted.command.id})\nfollow it: ${again}`);
+    out.result(
+      accepted,
+      `${words.asked} of ${app} accepted (${accepted.command.id})${words.note ? `\n${words.note(accepted)}` : ''}` +
+        `\nfollow it: ${again}`,
+    );
     return;
   }
   out.info(`${words.asked} of ${app} accepted; following it`);
+  if (words.note) out.info(words.note(accepted));
   const progress = out.lines(startedAt);
   let ended: Awaited<ReturnType<typeof followCommand>>;
   try {
@@ -69,7 +79,7 @@ async function send(
     return;
   }
   const why =
-    name === 'redeploy' || name === 'rollback'
+    name === 'redeploy' || name === 'rollback' || name === 'env'
       ? describeRelease(d, p.message)
       : `the ${name} of ${app} failed: ${p.message ?? 'no reason given'}`;
   throw new CliError(why, `${again} shows where it stands`, 1, p);
@@ -176,5 +186,44 @@ export async function rollback(api: Api, out: Output, target: Target, revision: 
     asked: `rollback to ${revision ? `revision ${revision}` : 'the last healthy release'}`,
     done: (p, d) =>
       `${d.name} rolled back: release r${p.outcome?.revision ?? '?'} serves (${p.outcome?.status ?? '?'})`,
+  });
+}
+
+/** The names an environment change answers with (PATCH …/env): never a value, the server returns none. */
+interface EnvChanged {
+  env: { envVarNames: string[]; set: string[]; unset: string[] };
+}
+
+const envNote = (a: CommandAccepted) => {
+  const { env } = a as CommandAccepted & EnvChanged;
+  return `the new release runs with ${env.envVarNames.length ? env.envVarNames.join(', ') : 'no variables'}`;
+};
+
+/**
+ * `env set K=V …`: these variables added or changed, every other kept (the server merges them into the sealed
+ * values, which no route gives out). A bare K takes its value from this shell, as --env does. Values are never
+ * printed, with --json neither: the answer carries names only.
+ */
+export async function envSet(api: Api, out: Output, target: Target, pairs: string[], o: ControlOptions) {
+  const set = parseEnv(pairs, '');
+  const names = Object.keys(set).sort();
+  await send(api, out, target, 'env', { set }, o, {
+    asked: `setting ${names.join(', ')}`,
+    note: envNote,
+    done: (p, d) =>
+      `${names.join(', ')} set: ${d.name} is running release r${p.outcome?.revision ?? '?'} with ${d.envVarNames?.join(', ') || 'no variables'}`,
+  });
+}
+
+/** `env unset K …`: these variables removed, every other kept. */
+export async function envUnset(api: Api, out: Output, target: Target, names: string[], o: ControlOptions) {
+  for (const n of names)
+    if (!ENV_NAME.test(n)) throw new CliError(`${n}: not a variable name`, 'names match [A-Za-z_][A-Za-z0-9_]*');
+  const unset = [...new Set(names)].sort();
+  await send(api, out, target, 'env', { unset }, o, {
+    asked: `removing ${unset.join(', ')}`,
+    note: envNote,
+    done: (p, d) =>
+      `${unset.join(', ')} removed: ${d.name} is running release r${p.outcome?.revision ?? '?'} with ${d.envVarNames?.join(', ') || 'no variables'}`,
   });
 }

@@ -29,18 +29,19 @@ export type Source =
   /** No URL: the linked app's own repository (and branch, unless --branch names another). */
   | { kind: 'git'; url?: string };
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** `K=V` sets K; a bare `K` takes K's value from this shell, as `docker run -e K` does. */
-export function parseEnv(pairs: string[]): Record<string, string> {
+/** `how` is what the pairs were given as, for the messages: `--env ` on deploy and redeploy, nothing on env set. */
+export function parseEnv(pairs: string[], how = '--env '): Record<string, string> {
   const env: Record<string, string> = {};
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
     const key = eq === -1 ? pair : pair.slice(0, eq);
     if (!ENV_NAME.test(key))
-      throw new CliError(`--env ${key}: not a variable name`, 'names match [A-Za-z_][A-Za-z0-9_]*');
+      throw new CliError(`${how}${key}: not a variable name`, 'names match [A-Za-z_][A-Za-z0-9_]*');
     const value = eq === -1 ? process.env[key] : pair.slice(eq + 1);
-    if (value === undefined) throw new CliError(`--env ${key}: not set in this shell`, `write --env ${key}=value`);
+    if (value === undefined) throw new CliError(`${how}${key}: not set in this shell`, `write ${how}${key}=value`);
     env[key] = value;
   }
   return env;

@@ -31,6 +31,7 @@ import type { Principal } from '../../../shared/identity/service';
 import { PLAN_POLICIES } from '../../../shared/plans';
 import { currentRequestId } from '../../../shared/request-context';
 import type { EnvSealer } from '../../../shared/secrets/deployment-env';
+import { ENV_LIMITS } from './schemas';
 
 /** What the api answers (202) when the deployment's workflow accepted a command: follow it with `command.id`. */
 export interface CommandAccepted {
@@ -83,8 +84,8 @@ const notFound = deploymentNotFound;
 export function createDeploymentCommands(deps: {
   store: Pick<DeploymentStore, 'get' | 'releases'>;
   temporal: Client;
-  /** Seals a redeploy's new environment values. */
-  env: Pick<EnvSealer, 'seal'>;
+  /** Seals a redeploy's new environment values, and opens the serving ones an environment change starts from. */
+  env: Pick<EnvSealer, 'seal' | 'open'>;
 }) {
   const { store, env } = deps;
   const workflows = new WorkflowClient({
@@ -97,6 +98,22 @@ export function createDeploymentCommands(deps: {
     const record = await store.get(principal.org._id, id);
     if (!record) throw notFound(id);
     return record;
+  }
+
+  /** The values sealed into an env set of their own; a command names the set, so no value enters workflow history. */
+  async function envSet(record: DeploymentRecord, values: Record<string, string>) {
+    const envRef = uuidv4();
+    const envNames = Object.keys(values).sort();
+    const envSealed = env.seal(record, values);
+    await store.releases.putEnvSet({
+      _id: envRef,
+      deploymentId: record._id,
+      orgId: record.orgId,
+      envNames,
+      ...(envSealed ? { envSealed } : {}),
+      createdAt: new Date(),
+    });
+    return { envNames, envRef };
   }
 
   async function send<A extends unknown[]>(
@@ -148,21 +165,44 @@ export function createDeploymentCommands(deps: {
     ) {
       const record = await live(principal, id);
       const args: RedeployArgs = change.source ? { source: change.source } : {};
-      if (change.envVars) {
-        const envRef = uuidv4();
-        const envNames = Object.keys(change.envVars).sort();
-        const envSealed = env.seal({ _id: id, orgId: record.orgId }, change.envVars);
-        await store.releases.putEnvSet({
-          _id: envRef,
-          deploymentId: id,
-          orgId: record.orgId,
-          envNames,
-          ...(envSealed ? { envSealed } : {}),
-          createdAt: new Date(),
-        });
-        Object.assign(args, { envNames, envRef });
-      }
+      if (change.envVars) Object.assign(args, await envSet(record, change.envVars));
       return send(principal, id, 'redeploy', redeployCommand, [args]);
+    },
+
+    /**
+     * Some variables set or removed, the others kept: the serving release's values are opened here, merged, and
+     * sealed into a new env set, which a redeploy then runs exactly as one with the whole `envVars` would. Names only
+     * come back. The merge starts from what serves now: a change still waiting in the queue is not part of it.
+     */
+    async patchEnv(principal: Principal, id: string, change: { set?: Record<string, string>; unset?: string[] }) {
+      const record = await live(principal, id);
+      const current = env.open(record);
+      const unset = change.unset ?? [];
+      const absent = unset.filter((n) => !Object.hasOwn(current, n));
+      if (absent.length) {
+        const names = Object.keys(current).sort();
+        throw new AppError(
+          'INVALID_REQUEST',
+          `${absent.join(', ')} ${absent.length === 1 ? 'is' : 'are'} not set on deployment ${id}, so there is nothing to remove; its variables are ${names.length ? names.join(', ') : 'none'}.`,
+          { deploymentId: id, notSet: absent, envVarNames: names },
+        );
+      }
+      const next: Record<string, string> = { ...current, ...(change.set ?? {}) };
+      for (const name of unset) delete next[name];
+      const count = Object.keys(next).length;
+      const bytes = Object.entries(next).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v) + 2, 0);
+      if (count > ENV_LIMITS.maxVars || bytes > ENV_LIMITS.maxTotalBytes)
+        throw new AppError(
+          'INVALID_REQUEST',
+          `The environment would have ${count} variables and ${bytes} bytes of names and values; at most ${ENV_LIMITS.maxVars} variables and ${ENV_LIMITS.maxTotalBytes} bytes are allowed: remove some (unset) or shorten values.`,
+          { deploymentId: id, maxVars: ENV_LIMITS.maxVars, maxTotalBytes: ENV_LIMITS.maxTotalBytes },
+        );
+      const sealed = await envSet(record, next);
+      const accepted = await send(principal, id, 'redeploy', redeployCommand, [sealed]);
+      return {
+        ...accepted,
+        env: { envVarNames: sealed.envNames, set: Object.keys(change.set ?? {}).sort(), unset: [...unset].sort() },
+      };
     },
 
     /** 0 to the plan's maximum; 0 stops the deployment. */

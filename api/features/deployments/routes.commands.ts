@@ -9,6 +9,8 @@ import {
   CommandAccepted,
   CommandIdParams,
   CommandProgress,
+  EnvPatchAccepted,
+  EnvPatchRequest,
   RedeployRequest,
   RollbackRequest,
   ScaleRequest,
@@ -63,6 +65,27 @@ export function commandRoutes(ctx: DeploymentsContext): RouteDef[] {
       },
       handler: async ({ params, body }, req, res) => {
         res.status(202).json(accepted(await deployments.redeploy(principalOf(req), params.id, body), req.baseUrl));
+      },
+    }),
+    route({
+      method: 'patch',
+      path: '/deployments/:id/env',
+      summary: 'Set or remove some environment variables, keeping the others: a redeploy with the merged environment',
+      description:
+        'The serving environment with `set` added or changed and `unset` removed becomes the new release’s, as a ' +
+        'redeploy with the whole `envVars` would (the same permission, refusals and 202 with a command to follow); ' +
+        'the code stays as it is. Values are never returned: the answer names the variables only.',
+      tags,
+      request: { params: DeploymentIdParams, body: EnvPatchRequest },
+      before: [can('deployment.create', itsProject)],
+      responses: {
+        202: { description: responses[202].description, schema: success(EnvPatchAccepted) },
+        400: { description: `${REFUSED}; or a name to remove that is not set, or a change past the env limits` },
+        404: { description: 'No such deployment in this organisation' },
+      },
+      handler: async ({ params, body }, req, res) => {
+        const a = await deployments.patchEnv(principalOf(req), params.id, body);
+        res.status(202).json(ok({ ...accepted(a, req.baseUrl).data, env: a.env }));
       },
     }),
     route({

@@ -2,7 +2,15 @@ import { z } from 'zod';
 
 import { PLAN_POLICIES } from '../../../shared/plans';
 import { queryInt } from '../../http/fields';
-import { Deployment, DeployRequest, ListQuery, LogsQuery, SourceDeployRequest } from './schemas';
+import {
+  Deployment,
+  DeployRequest,
+  ENV_KEY_PATTERN,
+  ENV_LIMITS,
+  ListQuery,
+  LogsQuery,
+  SourceDeployRequest,
+} from './schemas';
 
 /**
  * The platform API's deployment bodies (routes.platform.ts): the compatibility API's schemas extended, never
@@ -191,6 +199,58 @@ export const RedeployRequest = z
   });
 export type RedeployRequest = z.infer<typeof RedeployRequest>;
 
+const envName = z
+  .string()
+  .max(ENV_LIMITS.maxKeyLength)
+  .regex(new RegExp(ENV_KEY_PATTERN), `an environment variable name (${ENV_KEY_PATTERN})`);
+
+export const EnvPatchRequest = z
+  .object({
+    set: DeployRequest.shape.envVars
+      .unwrap()
+      .meta({
+        ...DeployRequest.shape.envVars.meta(),
+        description:
+          'Variables to add or change, with their values; the others keep theirs. The same rules as envVars hold, ' +
+          `for these and for the whole environment they make. ${String(DeployRequest.shape.envVars.meta()?.description ?? '')}`,
+      })
+      .optional(),
+    unset: z
+      .array(envName)
+      .max(ENV_LIMITS.maxVars)
+      .optional()
+      .meta({ description: 'Names of variables to remove; each must be set on the deployment now' }),
+  })
+  .strict()
+  .superRefine((b, ctx) => {
+    const set = Object.keys(b.set ?? {});
+    const unset = b.unset ?? [];
+    if (set.length === 0 && unset.length === 0)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['set'],
+        message: 'give at least one variable to set (set: {"NAME": "value"}) or to remove (unset: ["NAME"])',
+      });
+    const both = unset.filter((n) => set.includes(n));
+    if (both.length)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['unset'],
+        message: `${both.join(', ')} cannot be both set and removed in one change: leave it out of one of them`,
+      });
+    const twice = unset.filter((n, i) => unset.indexOf(n) !== i);
+    if (twice.length)
+      ctx.addIssue({ code: 'custom', path: ['unset'], message: `${twice.join(', ')} is given more than once` });
+  })
+  .meta({
+    id: 'EnvPatchRequest',
+    description:
+      'A change to some variables of the environment: `set` adds or changes these, `unset` removes these, and every ' +
+      'other variable keeps its value. At least one of them is non-empty.',
+    anyOf: [{ required: ['set'] }, { required: ['unset'] }],
+  });
+export type EnvPatchRequest = z.infer<typeof EnvPatchRequest>;
+
 export const ScaleRequest = z
   .object({
     replicas: z
@@ -272,6 +332,16 @@ export const CommandAccepted = Accepted.extend({
     url: z.string().meta({ description: 'GET it to see whether the command is running, succeeded or failed' }),
   }),
 }).meta({ id: 'CommandAccepted' });
+
+export const EnvPatchAccepted = CommandAccepted.extend({
+  env: z
+    .object({
+      envVarNames: z.array(z.string()).meta({ description: 'The names of the environment the new release runs with' }),
+      set: z.array(z.string()).meta({ description: 'Names whose value was added or changed' }),
+      unset: z.array(z.string()).meta({ description: 'Names removed' }),
+    })
+    .meta({ description: 'Names only: environment values are never returned' }),
+}).meta({ id: 'EnvPatchAccepted' });
 
 export const CommandIdParams = z.object({
   id: z.uuid('a deployment ID in UUID format'),

@@ -5,12 +5,12 @@ import type { Permission } from '../../../shared/permissions';
 import { defineTool, type ToolCall, type ToolDef, WRITE } from '../../mcp/tool';
 import type { CommandAccepted } from './commands';
 import type { DeploymentsContext } from './compose';
-import { RedeployRequest, RollbackRequest, ScaleRequest } from './schemas.platform';
+import { EnvPatchRequest, RedeployRequest, RollbackRequest, ScaleRequest } from './schemas.platform';
 import { deploymentIdInput, deploymentProjectOf, WAIT_S } from './tools.mcp';
 import { commandWaiter, Outcome } from './tools-wait.mcp';
 
 /**
- * The deployment controls (stop, start, redeploy, scale, rollback): each is accepted by the deployment's workflow
+ * The deployment controls (stop, start, redeploy, set_env, scale, rollback): each is accepted by the deployment's workflow
  * at once, then carried out; the tool waits for the end up to waitS seconds on Temporal's own long-poll of the
  * update's result (no polling loop), and answers with how it ended or with the call that waits on.
  */
@@ -96,6 +96,20 @@ export function deploymentControlTools(deps: DeploymentsContext): ToolDef[] {
       send: (p, { deploymentId, ...change }) => deployments.redeploy(p, deploymentId, change),
     }),
     control({
+      name: 'set_env',
+      title: 'Set or remove some environment variables (the others are kept)',
+      description:
+        'Changes only the variables named: set adds or changes these (name to value), unset removes these; every ' +
+        'other variable keeps its value, and the code stays as it is. The merged environment ships as a redeploy ' +
+        'does (a new release beside the serving one, traffic switched once it is ready). Values are never returned.',
+      permission: 'deployment.create',
+      shape: EnvPatchRequest.shape,
+      body: EnvPatchRequest,
+      idempotent: false,
+      send: (p, { deploymentId, set, unset }) =>
+        deployments.patchEnv(p, deploymentId, { ...(set ? { set } : {}), ...(unset ? { unset } : {}) }),
+    }),
+    control({
       name: 'scale',
       title: 'Scale a deployment',
       description: 'Runs `replicas` instances of the current release behind its URL; 0 is the same as stop.',
@@ -119,7 +133,7 @@ export function deploymentControlTools(deps: DeploymentsContext): ToolDef[] {
       name: 'wait_for_command',
       title: 'Wait for a deployment command',
       description:
-        'Waits (at most timeoutS seconds, one call) for a stop, start, redeploy, scale or rollback to end, and ' +
+        'Waits (at most timeoutS seconds, one call) for a stop, start, redeploy, set_env, scale or rollback to end, and ' +
         'answers with its outcome. Resumable: call again while it is still running.',
       permission: 'deployment.read',
       project,
