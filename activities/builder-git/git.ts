@@ -5,7 +5,7 @@ import path from 'node:path';
 
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 
-import { cloneCheckout, cloneRepository } from '../../shared/build/git';
+import { cloneCheckout, cloneRepository, explainPushFailure } from '../../shared/build/git';
 import { hardenedGit } from '../../shared/build/git-hardening';
 import { type BlobStore, pathProblem } from '../../shared/builder/files';
 import type { GitBindingStore } from '../../shared/builder/git-store';
@@ -87,15 +87,6 @@ export function createGitActivities(deps: GitActivityDeps) {
       });
   }
 
-  const explain = (url: string, out: string) =>
-    /Authentication failed|could not read Username|401|403/i.test(out)
-      ? `the repository ${url} refused the credentials; pass tokenSecretId with a token that can write to it`
-      : /not found|does not appear to be a git repository|404/i.test(out)
-        ? `no repository at ${url}`
-        : /Could not resolve host|Failed to connect|Connection refused/i.test(out)
-          ? `cannot connect to ${url}`
-          : `git failed on ${url}: ${out.trim().split('\n').filter(Boolean).slice(-1).join('')}`;
-
   const scratch = () => fs.mkdtemp(path.join(config.BUILD_WORK_DIR ?? os.tmpdir(), 'slipway-builder-git-'));
 
   return {
@@ -118,7 +109,7 @@ export function createGitActivities(deps: GitActivityDeps) {
         const git = await gitRunner(input.remoteUrl, secret, dir);
         const must = async (args: string[], env?: NodeJS.ProcessEnv) => {
           const r = await git(args, env);
-          if (r.code !== 0) throw refused(explain(input.remoteUrl, r.out));
+          if (r.code !== 0) throw refused(explainPushFailure(input.remoteUrl, r.out));
           return r.out.trim();
         };
         await must(['init', '-q', '-b', input.branch]);
@@ -132,7 +123,7 @@ export function createGitActivities(deps: GitActivityDeps) {
         let tip: string | undefined;
         if (fetched.code === 0) tip = await must(['rev-parse', 'FETCH_HEAD']);
         else if (!/couldn't find remote ref|not our ref/i.test(fetched.out))
-          throw refused(explain(input.remoteUrl, fetched.out));
+          throw refused(explainPushFailure(input.remoteUrl, fetched.out));
         const binding = await deps.bindings.get(input.orgId, input.sessionId);
         const ours =
           binding && binding.remoteUrl === input.remoteUrl && binding.branch === input.branch
@@ -162,7 +153,7 @@ export function createGitActivities(deps: GitActivityDeps) {
               nonRetryable: true,
               message: `the branch ${input.branch} of ${input.remoteUrl} moved while pushing; push again`,
             });
-          throw refused(explain(input.remoteUrl, pushed.out));
+          throw refused(explainPushFailure(input.remoteUrl, pushed.out));
         }
         return record(input, commit, true);
       } finally {

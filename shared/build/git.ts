@@ -39,6 +39,18 @@ async function treeBytes(dir: string): Promise<number> {
 }
 
 /**
+ * What a builder push or import met, in our words; statuses matched as words, as for a clone (a URL's port such
+ * as 127.0.0.1:40195 is not a 401).
+ */
+export function explainPushFailure(url: string, out: string): string {
+  if (/Authentication failed|could not read Username|\b40[13]\b/i.test(out))
+    return `the repository ${url} refused the credentials; pass tokenSecretId with a token that can write to it`;
+  if (/not found|does not appear to be a git repository|\b404\b/i.test(out)) return `no repository at ${url}`;
+  if (/Could not resolve host|Failed to connect|Connection refused/i.test(out)) return `cannot connect to ${url}`;
+  return `git failed on ${url}: ${out.trim().split('\n').filter(Boolean).slice(-1).join('')}`;
+}
+
+/**
  * Turns git's stderr into what the caller did wrong, in our words. HTTP statuses are matched as words: a URL's
  * port (127.0.0.1:40195) must not read as a 401.
  */

@@ -1,4 +1,4 @@
-import { explainCloneFailure } from '../../shared/build/git';
+import { explainCloneFailure, explainPushFailure } from '../../shared/build/git';
 
 describe('a failed clone, in our words', () => {
   const url = 'http://127.0.0.1:40195/acme/missing.git';
@@ -21,6 +21,25 @@ describe('a failed clone, in our words', () => {
     const stderr = `fatal: remote error: upload-pack: not our ref ${commit}\n`;
     expect(explainCloneFailure(stderr, { url, commit })).toBe(
       `the commit ${commit} is not in ${url} (push it first, or give the full SHA of a commit it has)`,
+    );
+  });
+});
+
+describe('a failed builder push or import, in our words', () => {
+  const url = 'http://127.0.0.1:40195/acme/site.git';
+
+  it('does not read the digits of a URL’s port as a refusal of the credentials', () => {
+    const out = `To ${url}\n ! [rejected]        main -> main (fetch first)\nerror: failed to push some refs to '${url}'\n`;
+    expect(explainPushFailure(url, out)).toBe(`git failed on ${url}: error: failed to push some refs to '${url}'`);
+    expect(explainPushFailure(url, `fatal: repository '${url}/' not found\n`)).toBe(`no repository at ${url}`);
+  });
+
+  it('reads a 401 or 403 as refused credentials, and a refused connection as one', () => {
+    expect(explainPushFailure(url, 'error: The requested URL returned error: 403\n')).toMatch(
+      /refused the credentials/,
+    );
+    expect(explainPushFailure(url, 'fatal: unable to access: Failed to connect to host\n')).toBe(
+      `cannot connect to ${url}`,
     );
   });
 });
