@@ -17,6 +17,12 @@ const REDACT = [
   '*.secret',
   'envVars',
   '*.envVars',
+  // PATCH …/env's new values.
+  'set',
+  '*.set',
+  // An MCP deploy_files project: code, and often config with keys in it.
+  'files',
+  '*.files',
   'gitToken',
   '*.gitToken',
 ];
