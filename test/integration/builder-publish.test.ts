@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 import { createDockerClient } from '../../shared/engine/docker-client';
+import { createProjectStore } from '../../shared/projects/store';
 import { buildBaseImages } from '../helpers/base-images';
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
@@ -179,7 +180,7 @@ describe('builder publish', () => {
     await api.destroyAndWait(deploymentId!);
   }, 300_000);
 
-  it("answers another organisation's session, and a session with no files, without deploying anything", async () => {
+  it("answers another organisation's session (and one of a project the caller is not in) 404, a viewer 403, and a session with no files 400, deploying nothing", async () => {
     const owner = await h.newOrgWithProject();
     const api = client(h, owner.token);
     const id = await newSession(api, owner.projectId);
@@ -192,6 +193,30 @@ describe('builder publish', () => {
     const foreign = await publish(stranger, id);
     expect([foreign.status, foreign.body.message]).toEqual([404, `No builder session ${id} in this organisation.`]);
     expect((await publish(stranger, randomUUID())).status).toBe(404);
+
+    // In the organisation but not in the project: the same 404. A viewer of the project may read, not publish.
+    const outsider = await h.identity.addUser({
+      orgId: owner.orgId,
+      email: `${randomUUID()}@x.invalid`,
+      role: 'developer',
+    });
+    const outsiderToken = await h.identity.createToken({
+      orgId: owner.orgId,
+      userId: outsider._id,
+      name: 't',
+      scopes: [],
+    });
+    expect((await publish(client(h, outsiderToken.token), id)).status).toBe(404);
+    await createProjectStore(h.db).addMember({
+      projectId: owner.projectId,
+      orgId: owner.orgId,
+      userId: outsider._id,
+      role: 'viewer',
+      addedAt: new Date(),
+      addedBy: owner.userId,
+    });
+    const viewer = await publish(client(h, outsiderToken.token), id);
+    expect([viewer.status, viewer.body.message]).toEqual([403, expect.stringMatching(/viewer/)]);
 
     const list = await api.get<Answer<{ total: number }>>('/platform/deployments');
     expect(list.body.data.total).toBe(0);
