@@ -135,13 +135,9 @@ export async function followDeploymentOutput(
   let skipAtFrom = opts.from.n;
   /** Per container: followed now, and the newest line time read from it (a restart reads on from there). */
   const followed = new Map<string, { active: boolean; again: boolean; lastNs: bigint }>();
-  let failure: unknown;
   let fail: (err: unknown) => void = () => undefined;
   const failed = new Promise<never>((_resolve, reject) => {
-    fail = (err) => {
-      failure ??= err;
-      reject(err as Error);
-    };
+    fail = (err) => reject(err as Error);
   });
   failed.catch(ignore('awaited below in the race with the abort'));
 
@@ -213,7 +209,14 @@ export async function followDeploymentOutput(
         const line = partial.slice(0, nl).trim();
         partial = partial.slice(nl + 1);
         if (!line) continue;
-        const e = JSON.parse(line) as { id?: string; Actor?: { ID?: string; Attributes?: Record<string, string> } };
+        let e: { id?: string; Actor?: { ID?: string; Attributes?: Record<string, string> } };
+        try {
+          e = JSON.parse(line) as typeof e;
+        } catch (err) {
+          // Not the engine's event stream as we know it: follow again from scratch rather than guess.
+          fail(err);
+          return;
+        }
         const id = e.Actor?.ID ?? e.id;
         if (id) attach(id, e.Actor?.Attributes?.name ?? id.slice(0, 12));
       }
