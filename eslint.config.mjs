@@ -34,7 +34,19 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'simple-import-sort/imports': 'error',
+      // Packages, then our own top-level folders by alias (tsconfig.json "paths"), then the folder's own files.
+      'simple-import-sort/imports': [
+        'error',
+        {
+          groups: [
+            ['^\\u0000'],
+            ['^node:'],
+            ['^@?\\w'],
+            ['^@(activities|api|bench|cli|examples|scripts|shared|test|worker|workflows)/'],
+            ['^\\.'],
+          ],
+        },
+      ],
       'simple-import-sort/exports': 'error',
       // A catch that does nothing says why in a comment (the expected case it absorbs), or the next engineer cannot
       // tell an expected case from a swallowed bug; a comment makes the block non-empty for this rule.
@@ -69,7 +81,7 @@ export default tseslint.config(
             },
             {
               // The top-level activities/ (at any depth of workflows/), not a workflow's own activities.ts.
-              regex: '^(\\.\\./)+activities(/|$)',
+              regex: '^((\\.\\./)+|@)activities(/|$)',
               allowTypeImports: true,
               message: 'Import activities as types only (proxyActivities).',
             },
@@ -89,7 +101,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^(\\.\\./)+workflows(/|$)',
+              regex: '^((\\.\\./)+|@)workflows(/|$)',
               message: "Import the workflow's contract from shared/contracts/ instead of workflow code.",
             },
           ],

@@ -1,22 +1,23 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Db } from 'mongodb';
 
-import type { Config } from '../shared/config';
-import type { LogStore } from '../shared/deployments/logs-store';
+import type { Config } from '@shared/config';
+import type { LogStore } from '@shared/deployments/logs-store';
 import {
   announcingDestroys,
   announcingLogs,
   announcingStatus,
   createStatusFeed,
-} from '../shared/deployments/status-feed';
-import type { DeploymentStore } from '../shared/deployments/store';
-import { edgeAddressing, edgeRouterFromConfig } from '../shared/edge';
-import { instanceId } from '../shared/instance';
-import type { Redis } from '../shared/redis';
-import type { SalesStore } from '../shared/sales/store';
-import { createEnvSealer } from '../shared/secrets/deployment-env';
-import type { Vault } from '../shared/secrets/vault';
-import type { UploadStore } from '../shared/uploads/store';
+} from '@shared/deployments/status-feed';
+import type { DeploymentStore } from '@shared/deployments/store';
+import { edgeAddressing, edgeRouterFromConfig } from '@shared/edge';
+import { instanceId } from '@shared/instance';
+import type { Redis } from '@shared/redis';
+import type { SalesStore } from '@shared/sales/store';
+import { createEnvSealer } from '@shared/secrets/deployment-env';
+import type { Vault } from '@shared/secrets/vault';
+import type { UploadStore } from '@shared/uploads/store';
+
 import { createBuilderGitActivities } from './builder-git';
 import { createBuilderTurnActivities } from './builder-turn';
 import { sandboxTurnHook } from './builder-turn/sandbox-hook';

@@ -1,7 +1,8 @@
 import express, { type Express } from 'express';
 import swaggerUi from 'swagger-ui-express';
 
-import { AppError } from '../shared/errors';
+import { AppError } from '@shared/errors';
+
 import type { Core } from './core';
 import type { ComposedFeatures } from './features/feature';
 import { accessLog } from './http/access-log';

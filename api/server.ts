@@ -1,13 +1,14 @@
 import { Client } from '@temporalio/client';
 
-import { config, ConfigError } from '../shared/config';
-import { connectMongo } from '../shared/db/mongo';
-import { createDockerClient } from '../shared/engine/docker-client';
-import { createLogger } from '../shared/logger';
-import { logUnexpectedErrors } from '../shared/process-guard';
-import { createRedis } from '../shared/redis';
-import { createS3Client } from '../shared/s3';
-import { connectTemporal, ensureSearchAttributes } from '../shared/temporal';
+import { config, ConfigError } from '@shared/config';
+import { connectMongo } from '@shared/db/mongo';
+import { createDockerClient } from '@shared/engine/docker-client';
+import { createLogger } from '@shared/logger';
+import { logUnexpectedErrors } from '@shared/process-guard';
+import { createRedis } from '@shared/redis';
+import { createS3Client } from '@shared/s3';
+import { connectTemporal, ensureSearchAttributes } from '@shared/temporal';
+
 import { buildApp } from './app';
 import { composeApi } from './compose';
 

@@ -1,8 +1,9 @@
 // What an agent waits for. The long-poll's added latency over the status change, median of
 // BENCH_N (20), next to the usual agent loop that polls every second, measured in the same run. Never asserts.
 // Run: node --import tsx bench/agents.ts
-import { createDockerClient } from '../shared/engine/docker-client';
-import { buildFixtureImage } from '../test/helpers/images';
+import { createDockerClient } from '@shared/engine/docker-client';
+import { buildFixtureImage } from '@test/helpers/images';
+
 import { median, percentile, startService } from './harness';
 
 const N = Number(process.env.BENCH_N ?? 20);

@@ -8,8 +8,9 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { promisify } from 'node:util';
 
-import { type AllBases, baseImageTags, debianSource, ensureBaseImages } from '../scripts/stack/base-images';
-import { createDockerClient } from '../shared/engine/docker-client';
+import { type AllBases, baseImageTags, debianSource, ensureBaseImages } from '@scripts/stack/base-images';
+import { createDockerClient } from '@shared/engine/docker-client';
+
 import { median } from './harness';
 
 const run = promisify(execFile);

@@ -11,11 +11,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-import { planBuild } from '../shared/build/detect';
-import { createDockerClient } from '../shared/engine/docker-client';
-import { BASE_IMAGES, buildBaseImages } from '../test/helpers/base-images';
-import { type GitServer, startGitServer } from '../test/helpers/git-server';
-import { zipDirectory } from '../test/helpers/zip';
+import { planBuild } from '@shared/build/detect';
+import { createDockerClient } from '@shared/engine/docker-client';
+import { BASE_IMAGES, buildBaseImages } from '@test/helpers/base-images';
+import { type GitServer, startGitServer } from '@test/helpers/git-server';
+import { zipDirectory } from '@test/helpers/zip';
+
 import { answers, bareRun, median, startService, until } from './harness';
 
 const run = promisify(execFile);

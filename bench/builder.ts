@@ -5,8 +5,9 @@ import { randomUUID } from 'node:crypto';
 
 import { request } from 'undici';
 
-import { SANDBOX_SESSION_LABEL } from '../shared/builder/sandbox-store';
-import { createDockerClient } from '../shared/engine/docker-client';
+import { SANDBOX_SESSION_LABEL } from '@shared/builder/sandbox-store';
+import { createDockerClient } from '@shared/engine/docker-client';
+
 import { median, percentile, startService } from './harness';
 
 const N = Number(process.env.BENCH_N ?? 10);

@@ -5,8 +5,9 @@ import { promisify } from 'node:util';
 
 import autocannon from 'autocannon';
 
-import { createDockerClient } from '../shared/engine/docker-client';
-import { buildFixtureImage } from '../test/helpers/images';
+import { createDockerClient } from '@shared/engine/docker-client';
+import { buildFixtureImage } from '@test/helpers/images';
+
 import { answers, bareRun, median, startService, until } from './harness';
 
 const run = promisify(execFile);

@@ -9,12 +9,12 @@ import { promisify } from 'node:util';
 
 import { Agent, fetch as undiciFetch } from 'undici';
 
-import { startStack } from '../scripts/stack';
-import { freePort, type Managed, startProcess, waitUntil } from '../scripts/stack/process';
-import { connectMongo } from '../shared/db/mongo';
-import { createIdentityService } from '../shared/identity/service';
-import { createIdentityStore } from '../shared/identity/store';
-import { localhostLookup } from '../shared/localhost-lookup';
+import { startStack } from '@scripts/stack';
+import { freePort, type Managed, startProcess, waitUntil } from '@scripts/stack/process';
+import { connectMongo } from '@shared/db/mongo';
+import { createIdentityService } from '@shared/identity/service';
+import { createIdentityStore } from '@shared/identity/store';
+import { localhostLookup } from '@shared/localhost-lookup';
 
 const root = path.resolve(__dirname, '..');
 

@@ -4,9 +4,10 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
-import { createDockerClient } from '../shared/engine/docker-client';
-import { edgeAgent, edgeGet } from '../test/helpers/edge';
-import { buildFixtureImage } from '../test/helpers/images';
+import { createDockerClient } from '@shared/engine/docker-client';
+import { edgeAgent, edgeGet } from '@test/helpers/edge';
+import { buildFixtureImage } from '@test/helpers/images';
+
 import { answers, bareRun, median, startService, until } from './harness';
 
 const run = promisify(execFile);

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-import { ensureTool, type ToolName, TOOLS } from '../scripts/stack/tools';
+import { ensureTool, type ToolName, TOOLS } from '@scripts/stack/tools';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);

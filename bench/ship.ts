@@ -12,10 +12,11 @@ import { promisify } from 'node:util';
 
 import { Agent, fetch as undiciFetch } from 'undici';
 
-import { planBuild } from '../shared/build/detect';
-import { createDockerClient } from '../shared/engine/docker-client';
-import { localhostLookup } from '../shared/localhost-lookup';
-import { BASE_IMAGES, buildBaseImages } from '../test/helpers/base-images';
+import { planBuild } from '@shared/build/detect';
+import { createDockerClient } from '@shared/engine/docker-client';
+import { localhostLookup } from '@shared/localhost-lookup';
+import { BASE_IMAGES, buildBaseImages } from '@test/helpers/base-images';
+
 import { median, startService, until } from './harness';
 
 const run = promisify(execFile);

@@ -5,12 +5,13 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-import { connectMongo } from '../shared/db/mongo';
-import { createLogStore } from '../shared/deployments/logs-store';
-import { createDockerClient } from '../shared/engine/docker-client';
-import { createIdentityService } from '../shared/identity/service';
-import { createIdentityStore } from '../shared/identity/store';
-import { buildImageOnce } from '../test/helpers/images';
+import { connectMongo } from '@shared/db/mongo';
+import { createLogStore } from '@shared/deployments/logs-store';
+import { createDockerClient } from '@shared/engine/docker-client';
+import { createIdentityService } from '@shared/identity/service';
+import { createIdentityStore } from '@shared/identity/store';
+import { buildImageOnce } from '@test/helpers/images';
+
 import { percentile, startService, until } from './harness';
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 100);

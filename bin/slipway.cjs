@@ -12,6 +12,8 @@ const cli = path.join(root, 'cli', 'index.ts');
 // A bare `--import tsx` is looked up from the working directory, where there is usually no node_modules: the
 // loader is this package's own, passed as a file URL.
 const tsx = pathToFileURL(require.resolve('tsx', { paths: [root] })).href;
+// tsx finds tsconfig.json (and the import aliases in it) from the working directory, which is the user's folder.
+process.env.TSX_TSCONFIG_PATH ??= path.join(root, 'tsconfig.json');
 // Ctrl-C reaches the CLI itself (the terminal signals the whole foreground group), which says what it stopped and
 // restores the terminal; this wrapper waits for it instead of dying first and handing the prompt back mid-output.
 process.on('SIGINT', () => {});

@@ -1,10 +1,10 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 
-import { config } from '../shared/config';
-import { connectMongo } from '../shared/db/mongo';
-import { createIdentityService } from '../shared/identity/service';
-import { createIdentityStore, PLANS } from '../shared/identity/store';
-import { ORG_ROLES, type Permission, PERMISSIONS } from '../shared/permissions';
+import { config } from '@shared/config';
+import { connectMongo } from '@shared/db/mongo';
+import { createIdentityService } from '@shared/identity/service';
+import { createIdentityStore, PLANS } from '@shared/identity/store';
+import { ORG_ROLES, type Permission, PERMISSIONS } from '@shared/permissions';
 
 /** "90d", "12h", "30m", "45s" → seconds. */
 export function parseDuration(value: string): number {

@@ -5,7 +5,8 @@ import dockerignore from '@balena/dockerignore';
 import ignore, { type Ignore } from 'ignore';
 import yazl from 'yazl';
 
-import { ifAbsent } from '../shared/ignore';
+import { ifAbsent } from '@shared/ignore';
+
 import { CliError } from './errors';
 import { LINK_DIR } from './link';
 

@@ -2,7 +2,8 @@ import { setTimeout as sleepFor } from 'node:timers/promises';
 
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 
-import { ignore } from '../shared/ignore';
+import { ignore } from '@shared/ignore';
+
 import { type Api, paceOf } from './api';
 import { CliError } from './errors';
 import type { LogLine, StatusEvent } from './view';

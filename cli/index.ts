@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 
-import { ConfigError } from '../shared/config';
+import { ConfigError } from '@shared/config';
+
 import { registerAdmin } from './admin';
 import { type Api, createApi } from './api';
 import { envList, list, open, releases } from './commands/apps';
@@ -244,7 +245,7 @@ registerAdmin(program);
 program
   .command('mcp')
   .description("serve Slipway's MCP tools over stdio (token in SLIPWAY_TOKEN; the api's own configuration)")
-  .action(async () => (await import('../api/mcp/stdio.js')).serveStdio().then(() => process.exit(0)));
+  .action(async () => (await import('@api/mcp/stdio.js')).serveStdio().then(() => process.exit(0)));
 
 program.parseAsync().catch((err: unknown) => {
   if (err instanceof CliError) {

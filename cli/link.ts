@@ -4,7 +4,8 @@ import path from 'node:path';
 import dockerignore from '@balena/dockerignore';
 import ignore from 'ignore';
 
-import { ifAbsent } from '../shared/ignore';
+import { ifAbsent } from '@shared/ignore';
+
 import { CliError } from './errors';
 
 /**

@@ -4,8 +4,9 @@ import path from 'node:path';
 
 import { Listr } from 'listr2';
 
-import { createDockerClient } from '../shared/engine/docker-client';
-import { ignore, isAbsent } from '../shared/ignore';
+import { createDockerClient } from '@shared/engine/docker-client';
+import { ignore, isAbsent } from '@shared/ignore';
+
 import { type PartResult, type PartsRunner, type Stack, StackError, startStack } from './stack';
 import { baseImagesPart } from './stack/base-images';
 import { repoRoot } from './stack/paths';

@@ -1,5 +1,7 @@
 import { type NativeConnection, Worker } from '@temporalio/worker';
 
+import { workflowBundlerOptions } from '@shared/aliases';
+
 import { type ActivityDeps, createActivities } from '../activities';
 
 export interface WorkerDeps extends ActivityDeps {
@@ -15,6 +17,7 @@ export function createDeploymentWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     workflowsPath: require.resolve('../workflows'),
+    bundlerOptions: workflowBundlerOptions,
     activities: createActivities(deps),
   });
 }

@@ -1,22 +1,23 @@
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 
-import { ensureHostIsolation } from '../activities/providers/host-firewall';
-import { config, ConfigError } from '../shared/config';
-import { connectMongo } from '../shared/db/mongo';
-import { createLogStore } from '../shared/deployments/logs-store';
-import { createDeploymentStore } from '../shared/deployments/store';
-import { createDockerClient } from '../shared/engine/docker-client';
-import { instanceId } from '../shared/instance';
-import { createLogger } from '../shared/logger';
-import { logUnexpectedErrors } from '../shared/process-guard';
-import { createRedis } from '../shared/redis';
-import { createS3Client } from '../shared/s3';
-import { createSalesStore } from '../shared/sales/store';
-import { createSecretStore } from '../shared/secrets/store';
-import { createVault } from '../shared/secrets/vault';
-import { ensureSearchAttributes } from '../shared/temporal';
-import { createUploadStore } from '../shared/uploads/store';
+import { ensureHostIsolation } from '@activities/providers/host-firewall';
+import { config, ConfigError } from '@shared/config';
+import { connectMongo } from '@shared/db/mongo';
+import { createLogStore } from '@shared/deployments/logs-store';
+import { createDeploymentStore } from '@shared/deployments/store';
+import { createDockerClient } from '@shared/engine/docker-client';
+import { instanceId } from '@shared/instance';
+import { createLogger } from '@shared/logger';
+import { logUnexpectedErrors } from '@shared/process-guard';
+import { createRedis } from '@shared/redis';
+import { createS3Client } from '@shared/s3';
+import { createSalesStore } from '@shared/sales/store';
+import { createSecretStore } from '@shared/secrets/store';
+import { createVault } from '@shared/secrets/vault';
+import { ensureSearchAttributes } from '@shared/temporal';
+import { createUploadStore } from '@shared/uploads/store';
+
 import { createDeploymentWorker } from './create-worker';
 import {
   ensureMetricsSchedules,

@@ -1,13 +1,9 @@
 import { type Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
 
-import { METRICS_WORKFLOWS, metricsSampleScheduleId, metricsSweepScheduleId } from '../shared/contracts/metrics';
-import { RECONCILE_WORKFLOW, reconcileScheduleId } from '../shared/contracts/reconcile';
-import { UPLOAD_EXPIRY_WORKFLOW, uploadExpiryScheduleId } from '../shared/contracts/upload-expiry';
-import {
-  type OutboxSweepInput,
-  WEBHOOK_WORKFLOWS,
-  webhookOutboxScheduleId,
-} from '../shared/contracts/webhook-delivery';
+import { METRICS_WORKFLOWS, metricsSampleScheduleId, metricsSweepScheduleId } from '@shared/contracts/metrics';
+import { RECONCILE_WORKFLOW, reconcileScheduleId } from '@shared/contracts/reconcile';
+import { UPLOAD_EXPIRY_WORKFLOW, uploadExpiryScheduleId } from '@shared/contracts/upload-expiry';
+import { type OutboxSweepInput, WEBHOOK_WORKFLOWS, webhookOutboxScheduleId } from '@shared/contracts/webhook-delivery';
 
 interface IntervalSchedule {
   scheduleId: string;

@@ -5,13 +5,13 @@ import path from 'node:path';
 
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 
-import { cloneCheckout, cloneRepository, explainPushFailure } from '../../shared/build/git';
-import { hardenedGit } from '../../shared/build/git-hardening';
-import { type BlobStore, pathProblem } from '../../shared/builder/files';
-import type { GitBindingStore } from '../../shared/builder/git-store';
-import type { BuilderStore } from '../../shared/builder/store';
-import { BUILDER_LIMITS, type CheckpointRecord } from '../../shared/builder/types';
-import type { Config } from '../../shared/config';
+import { cloneCheckout, cloneRepository, explainPushFailure } from '@shared/build/git';
+import { hardenedGit } from '@shared/build/git-hardening';
+import { type BlobStore, pathProblem } from '@shared/builder/files';
+import type { GitBindingStore } from '@shared/builder/git-store';
+import type { BuilderStore } from '@shared/builder/store';
+import { BUILDER_LIMITS, type CheckpointRecord } from '@shared/builder/types';
+import type { Config } from '@shared/config';
 import {
   GIT_NON_FAST_FORWARD,
   GIT_REFUSED,
@@ -19,9 +19,9 @@ import {
   type GitImportResult,
   type PushInput,
   type PushResult,
-} from '../../shared/contracts/builder-git';
-import { OutboundTargetError, resolveTarget } from '../../shared/net-guard';
-import { GitSecretRefusedError, type Vault } from '../../shared/secrets/vault';
+} from '@shared/contracts/builder-git';
+import { OutboundTargetError, resolveTarget } from '@shared/net-guard';
+import { GitSecretRefusedError, type Vault } from '@shared/secrets/vault';
 
 export interface GitActivityDeps {
   store: Pick<BuilderStore, 'getCheckpoint'>;

@@ -1,10 +1,11 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Db } from 'mongodb';
 
-import { createBlobStore } from '../../shared/builder/files';
-import { createGitBindingStore } from '../../shared/builder/git-store';
-import { createBuilderStore } from '../../shared/builder/store';
-import type { Config } from '../../shared/config';
+import { createBlobStore } from '@shared/builder/files';
+import { createGitBindingStore } from '@shared/builder/git-store';
+import { createBuilderStore } from '@shared/builder/store';
+import type { Config } from '@shared/config';
+
 import { createGitActivities, type GitActivityDeps } from './git';
 
 /** The builder Git workflows' activities (workflows/builder-git: push, import) from the worker's connections. */

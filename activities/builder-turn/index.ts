@@ -1,14 +1,15 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Db } from 'mongodb';
 
-import { aiClientOptionsFrom, createAiClient } from '../../shared/ai/client';
-import { createAiProviders } from '../../shared/ai-providers/providers';
-import { createAiProviderStore } from '../../shared/ai-providers/store';
-import { createBlobStore } from '../../shared/builder/files';
-import { createTurnFeed } from '../../shared/builder/ids';
-import { createBuilderStore } from '../../shared/builder/store';
-import type { Config } from '../../shared/config';
-import type { Redis } from '../../shared/redis';
+import { aiClientOptionsFrom, createAiClient } from '@shared/ai/client';
+import { createAiProviders } from '@shared/ai-providers/providers';
+import { createAiProviderStore } from '@shared/ai-providers/store';
+import { createBlobStore } from '@shared/builder/files';
+import { createTurnFeed } from '@shared/builder/ids';
+import { createBuilderStore } from '@shared/builder/store';
+import type { Config } from '@shared/config';
+import type { Redis } from '@shared/redis';
+
 import { createTurnActivities, type TurnActivityDeps } from './turn';
 
 /**

@@ -1,9 +1,10 @@
 import { Context } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 
-import { createSandboxStore } from '../../shared/builder/sandbox-store';
-import { syncSession } from '../../shared/builder/sandbox-sync';
-import type { Config } from '../../shared/config';
+import { createSandboxStore } from '@shared/builder/sandbox-store';
+import { syncSession } from '@shared/builder/sandbox-sync';
+import type { Config } from '@shared/config';
+
 import type { TurnActivityDeps } from './turn';
 
 /** How long a turn waits for the preview after its checkpoint; a slower sync goes on and the turn ends. */

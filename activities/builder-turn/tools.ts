@@ -1,8 +1,8 @@
-import type { ChatMessage, ToolCall, ToolSpec } from '../../shared/ai/types';
-import { type BlobStore, checkManifest, pathProblem } from '../../shared/builder/files';
-import type { Manifest, TurnEventType } from '../../shared/builder/types';
-import type { TurnChanges } from '../../shared/contracts/builder-turn';
-import { AppError } from '../../shared/errors';
+import type { ChatMessage, ToolCall, ToolSpec } from '@shared/ai/types';
+import { type BlobStore, checkManifest, pathProblem } from '@shared/builder/files';
+import type { Manifest, TurnEventType } from '@shared/builder/types';
+import type { TurnChanges } from '@shared/contracts/builder-turn';
+import { AppError } from '@shared/errors';
 
 const path = (description: string) => ({ type: 'string', description });
 

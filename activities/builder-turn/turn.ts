@@ -1,15 +1,16 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 
-import type { AiClient } from '../../shared/ai/client';
-import { AiProviderError } from '../../shared/ai/errors';
-import type { ChatMessage } from '../../shared/ai/types';
-import type { AiProviders } from '../../shared/ai-providers/providers';
-import { type BlobStore, checkManifest, fromManifest, sameManifest, toManifest } from '../../shared/builder/files';
-import { derivedUuid, type TurnFeed } from '../../shared/builder/ids';
-import type { BuilderStore } from '../../shared/builder/store';
-import type { CheckpointRecord, Manifest, TurnEventType } from '../../shared/builder/types';
-import type { TurnChanges, TurnError, TurnInput, TurnResult } from '../../shared/contracts/builder-turn';
-import { AppError } from '../../shared/errors';
+import type { AiClient } from '@shared/ai/client';
+import { AiProviderError } from '@shared/ai/errors';
+import type { ChatMessage } from '@shared/ai/types';
+import type { AiProviders } from '@shared/ai-providers/providers';
+import { type BlobStore, checkManifest, fromManifest, sameManifest, toManifest } from '@shared/builder/files';
+import { derivedUuid, type TurnFeed } from '@shared/builder/ids';
+import type { BuilderStore } from '@shared/builder/store';
+import type { CheckpointRecord, Manifest, TurnEventType } from '@shared/builder/types';
+import type { TurnChanges, TurnError, TurnInput, TurnResult } from '@shared/contracts/builder-turn';
+import { AppError } from '@shared/errors';
+
 import { runTools, TOOLS } from './tools';
 
 export interface TurnActivityDeps {

@@ -2,13 +2,13 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { ApplicationFailure } from '@temporalio/common';
 import type Docker from 'dockerode';
 
-import type { BuildLimits } from '../../shared/build/sandbox';
-import type { Config } from '../../shared/config';
-import type { LogStore } from '../../shared/deployments/logs-store';
-import type { DeploymentSource } from '../../shared/deployments/types';
-import type { Redis } from '../../shared/redis';
-import type { Vault } from '../../shared/secrets/vault';
-import type { UploadStore } from '../../shared/uploads/store';
+import type { BuildLimits } from '@shared/build/sandbox';
+import type { Config } from '@shared/config';
+import type { LogStore } from '@shared/deployments/logs-store';
+import type { DeploymentSource } from '@shared/deployments/types';
+import type { Redis } from '@shared/redis';
+import type { Vault } from '@shared/secrets/vault';
+import type { UploadStore } from '@shared/uploads/store';
 
 export interface BuildDeps {
   docker: Docker;

@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 
-import type { LogStore } from '../../shared/deployments/logs-store';
+import type { LogStore } from '@shared/deployments/logs-store';
 
 /**
  * Batches build output into the deployment's log (stream `build`), in order, a few writes a second at most. A batch

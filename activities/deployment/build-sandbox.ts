@@ -3,15 +3,16 @@ import path from 'node:path';
 
 import { Context } from '@temporalio/activity';
 
-import { type BuildCgroup, createBuildCgroup } from '../../shared/build/build-cgroup';
-import { engineBuild, EngineBuildError } from '../../shared/build/docker-build';
-import { DockerfileRefusedError, inspectDockerfile } from '../../shared/build/dockerfile-policy';
-import { assertImagesUsable } from '../../shared/build/image-access';
-import { labelledDockerfile } from '../../shared/build/labelled-dockerfile';
-import { createOrgBuildLeases } from '../../shared/build/org-leases';
-import { type BuildLimits, createBuildSlots, ensureBuildNetwork } from '../../shared/build/sandbox';
-import { LABELS } from '../../shared/constants';
-import { PLAN_POLICIES } from '../../shared/plans';
+import { type BuildCgroup, createBuildCgroup } from '@shared/build/build-cgroup';
+import { engineBuild, EngineBuildError } from '@shared/build/docker-build';
+import { DockerfileRefusedError, inspectDockerfile } from '@shared/build/dockerfile-policy';
+import { assertImagesUsable } from '@shared/build/image-access';
+import { labelledDockerfile } from '@shared/build/labelled-dockerfile';
+import { createOrgBuildLeases } from '@shared/build/org-leases';
+import { type BuildLimits, createBuildSlots, ensureBuildNetwork } from '@shared/build/sandbox';
+import { LABELS } from '@shared/constants';
+import { PLAN_POLICIES } from '@shared/plans';
+
 import { ensureHostIsolation } from '../providers/host-firewall';
 import { type BuildDeps, buildFailed, type BuildInput } from './build-deps';
 

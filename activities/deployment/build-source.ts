@@ -4,9 +4,10 @@ import { pipeline } from 'node:stream/promises';
 
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 
-import { extractZip, soleTopLevelDir } from '../../shared/build/extract';
-import { cloneCheckout, cloneRepository } from '../../shared/build/git';
-import { GitSecretRefusedError } from '../../shared/secrets/vault';
+import { extractZip, soleTopLevelDir } from '@shared/build/extract';
+import { cloneCheckout, cloneRepository } from '@shared/build/git';
+import { GitSecretRefusedError } from '@shared/secrets/vault';
+
 import { type BuildDeps, buildFailed, type BuildInput } from './build-deps';
 
 /**

@@ -4,8 +4,9 @@ import path from 'node:path';
 
 import { Context } from '@temporalio/activity';
 
-import { planBuild } from '../../shared/build/detect';
-import { assertSymlinksInside, SymlinkEscapeError } from '../../shared/build/symlinks';
+import { planBuild } from '@shared/build/detect';
+import { assertSymlinksInside, SymlinkEscapeError } from '@shared/build/symlinks';
+
 import { type BuildDeps, buildFailed, type BuildInput, type BuildResult } from './build-deps';
 import { buildLog } from './build-log';
 import { createSandboxedBuild } from './build-sandbox';

@@ -1,7 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 
-import type { DeploymentStore } from '../../shared/deployments/store';
-import type { EnvSealer } from '../../shared/secrets/deployment-env';
+import type { DeploymentStore } from '@shared/deployments/store';
+import type { EnvSealer } from '@shared/secrets/deployment-env';
+
 import type { ContainerSpec, EngineLocal, StartedContainer } from '../providers/engine-local';
 
 /** What the workflow sends to start a container: env names stay in the record, values never enter history. */

@@ -2,8 +2,8 @@ import { createHmac } from 'node:crypto';
 
 import { ApplicationFailure } from '@temporalio/common';
 
-import { secretsKeyBytes } from '../../shared/config';
-import type { LogStore } from '../../shared/deployments/logs-store';
+import { secretsKeyBytes } from '@shared/config';
+import type { LogStore } from '@shared/deployments/logs-store';
 import {
   releaseId,
   type ReleaseRecord,
@@ -11,13 +11,14 @@ import {
   type ReleaseStatus,
   type ReleaseStore,
   type ReleaseTrigger,
-} from '../../shared/deployments/releases-store';
-import type { DeploymentStore, StatusChange } from '../../shared/deployments/store';
-import { type DeploymentRecord, envNamesOf, type LastFailure } from '../../shared/deployments/types';
-import { EdgeHostTakenError, type EdgeRouter } from '../../shared/edge/router';
-import { deploymentHost, deploymentUrl, EdgeInputError } from '../../shared/edge/routes';
-import type { Sealed } from '../../shared/secrets/box';
-import type { EnvSealer } from '../../shared/secrets/deployment-env';
+} from '@shared/deployments/releases-store';
+import type { DeploymentStore, StatusChange } from '@shared/deployments/store';
+import { type DeploymentRecord, envNamesOf, type LastFailure } from '@shared/deployments/types';
+import { EdgeHostTakenError, type EdgeRouter } from '@shared/edge/router';
+import { deploymentHost, deploymentUrl, EdgeInputError } from '@shared/edge/routes';
+import type { Sealed } from '@shared/secrets/box';
+import type { EnvSealer } from '@shared/secrets/deployment-env';
+
 import type { DeploymentProvider, InstanceSpec } from '../providers/provider';
 
 /** Where a new release's environment comes from: never the values themselves, only where they are sealed. */

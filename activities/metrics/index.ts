@@ -1,10 +1,10 @@
 import type Docker from 'dockerode';
 
-import { LABELS } from '../../shared/constants';
-import type { SampleReport, SweepReport } from '../../shared/contracts/metrics';
-import type { MetricsSample, MetricsStore } from '../../shared/deployments/metrics-store';
-import type { DeploymentStore } from '../../shared/deployments/store';
-import { type EngineStats, metricsFrom } from '../../shared/engine/observe';
+import { LABELS } from '@shared/constants';
+import type { SampleReport, SweepReport } from '@shared/contracts/metrics';
+import type { MetricsSample, MetricsStore } from '@shared/deployments/metrics-store';
+import type { DeploymentStore } from '@shared/deployments/store';
+import { type EngineStats, metricsFrom } from '@shared/engine/observe';
 
 /** Stats reads at once: each takes the engine about a second (it waits for a second CPU sample). */
 const CONCURRENCY = 8;

@@ -2,18 +2,19 @@ import { activityInfo, heartbeat, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type Docker from 'dockerode';
 
-import { LABELS } from '../../shared/constants';
-import { deploymentWorkflowId } from '../../shared/contracts/deployment';
-import { EngineRequestRefused } from '../../shared/engine/docker-client';
-import { BUILT_IMAGES_REPOSITORY, imageNotFoundMessage, resolveImage } from '../../shared/images/ownership';
-import { registryUnreachableMessage, unreachableReason } from '../../shared/images/pull-failure';
+import { LABELS } from '@shared/constants';
+import { deploymentWorkflowId } from '@shared/contracts/deployment';
+import { EngineRequestRefused } from '@shared/engine/docker-client';
+import { BUILT_IMAGES_REPOSITORY, imageNotFoundMessage, resolveImage } from '@shared/images/ownership';
+import { registryUnreachableMessage, unreachableReason } from '@shared/images/pull-failure';
 import {
   formatImageReference,
   type ImageReference,
   ImageReferenceError,
   parseImageReference,
-} from '../../shared/images/reference';
-import { registryRefusal } from '../../shared/images/registry-guard';
+} from '@shared/images/reference';
+import { registryRefusal } from '@shared/images/registry-guard';
+
 import { PROVIDER_FAILURES } from './provider';
 
 /**

@@ -2,12 +2,13 @@ import net from 'node:net';
 
 import type Docker from 'dockerode';
 
-import { LABELS } from '../../shared/constants';
-import { instanceNameOf as nameOf, type InstanceState, type Selected } from '../../shared/engine/instances';
+import { LABELS } from '@shared/constants';
+import { instanceNameOf as nameOf, type InstanceState, type Selected } from '@shared/engine/instances';
+
 import type { Instance, InstanceIdentity, InstanceStatus } from './provider';
 
 // Selecting and reading instances is shared with the api (health, metrics): see shared/engine/instances.ts.
-export { containerIps, type Selected, selectInstances, stoppedByUs } from '../../shared/engine/instances';
+export { containerIps, type Selected, selectInstances, stoppedByUs } from '@shared/engine/instances';
 
 /**
  * engine_local instances: one container per (deploymentId, revision, replica), found again by its labels. Replica 0

@@ -1,7 +1,8 @@
 import type Docker from 'dockerode';
 
-import { LABELS } from '../../shared/constants';
-import { deploymentHealth, deploymentLogs, deploymentMetrics } from '../../shared/engine/observe';
+import { LABELS } from '@shared/constants';
+import { deploymentHealth, deploymentLogs, deploymentMetrics } from '@shared/engine/observe';
+
 import { createEngineImages } from './engine-images';
 import { type Addressing, instanceName, selectInstances, toInstance, toStatus } from './engine-instances';
 import { createOrgNetworks } from './engine-network';

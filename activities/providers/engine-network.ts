@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 
 import type Docker from 'dockerode';
 
-import { LABELS } from '../../shared/constants';
+import { LABELS } from '@shared/constants';
+
 import { BRIDGE_PREFIX } from './host-firewall';
 
 const networkName = (orgId: string) => `slipway-org-${orgId}`;

@@ -4,11 +4,12 @@ import { heartbeat, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type Docker from 'dockerode';
 
-import { causeInLines, collapseRepeats } from '../../shared/deployments/evidence';
-import { type FailureCause, hintFor } from '../../shared/deployments/hints';
-import { type Listener, listeningPorts } from '../../shared/engine/listening';
-import { readContainerLogs } from '../../shared/engine/logs';
-import { httpProbe } from '../../shared/engine/probe';
+import { causeInLines, collapseRepeats } from '@shared/deployments/evidence';
+import { type FailureCause, hintFor } from '@shared/deployments/hints';
+import { type Listener, listeningPorts } from '@shared/engine/listening';
+import { readContainerLogs } from '@shared/engine/logs';
+import { httpProbe } from '@shared/engine/probe';
+
 import { containerIps } from './engine-instances';
 import { type Diagnosis, type FailureDetails, type Instance, type InstanceState, PROVIDER_FAILURES } from './provider';
 

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import { promisify } from 'node:util';
 
-import { ifAbsent } from '../../shared/ignore';
+import { ifAbsent } from '@shared/ignore';
 
 const run = promisify(execFile);
 

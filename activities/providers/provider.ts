@@ -1,9 +1,9 @@
-import type { Provider } from '../../shared/deployments/types';
-import type { InstanceFilter, InstanceState } from '../../shared/engine/instances';
-import type { DeploymentHealth, InstanceMetrics, LogQuery, ProviderLogLine } from '../../shared/engine/observe';
+import type { Provider } from '@shared/deployments/types';
+import type { InstanceFilter, InstanceState } from '@shared/engine/instances';
+import type { DeploymentHealth, InstanceMetrics, LogQuery, ProviderLogLine } from '@shared/engine/observe';
 
 // The read side (instances, health, metrics, logs) is shared with the api, which serves it without activities.
-export type { InstanceFilter, InstanceState } from '../../shared/engine/instances';
+export type { InstanceFilter, InstanceState } from '@shared/engine/instances';
 export type {
   DeploymentHealth,
   InstanceHealth,
@@ -11,8 +11,8 @@ export type {
   LogQuery,
   OverallHealth,
   ProviderLogLine,
-} from '../../shared/engine/observe';
-export type { HttpProbe } from '../../shared/engine/probe';
+} from '@shared/engine/observe';
+export type { HttpProbe } from '@shared/engine/probe';
 
 /**
  * The deployment provider interface (docs/architecture.md, "Providers and the engine"): what the deployment workflow

@@ -1,10 +1,11 @@
 import { log } from '@temporalio/activity';
 import type Docker from 'dockerode';
 
-import { LABELS } from '../../shared/constants';
-import type { ReconcileCounts, ReconcileRemoval } from '../../shared/contracts/reconcile';
-import type { DeploymentStore } from '../../shared/deployments/store';
-import type { EnvSealer } from '../../shared/secrets/deployment-env';
+import { LABELS } from '@shared/constants';
+import type { ReconcileCounts, ReconcileRemoval } from '@shared/contracts/reconcile';
+import type { DeploymentStore } from '@shared/deployments/store';
+import type { EnvSealer } from '@shared/secrets/deployment-env';
+
 import { createRouteReconcileActivities } from './routes';
 
 /** Destroy intents this old or younger are checked on every sweep; an unfinished one is found within a sweep. */

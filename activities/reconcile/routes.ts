@@ -1,10 +1,11 @@
 import { log } from '@temporalio/activity';
 import type Docker from 'dockerode';
 
-import { LABELS } from '../../shared/constants';
-import type { RoutesRestored } from '../../shared/contracts/reconcile';
-import type { DeploymentStore } from '../../shared/deployments/store';
-import { deploymentHost, type EdgeRouter, type WantedRoute } from '../../shared/edge';
+import { LABELS } from '@shared/constants';
+import type { RoutesRestored } from '@shared/contracts/reconcile';
+import type { DeploymentStore } from '@shared/deployments/store';
+import { deploymentHost, type EdgeRouter, type WantedRoute } from '@shared/edge';
+
 import type { DeploymentProvider } from '../providers/provider';
 
 /**

@@ -3,14 +3,14 @@ import { PassThrough } from 'node:stream';
 import type Docker from 'dockerode';
 import { pack } from 'tar-stream';
 
-import { APP_UID, APP_USER } from '../../shared/build/base-images';
+import { APP_UID, APP_USER } from '@shared/build/base-images';
 import {
   SANDBOX_CONFIG_LABEL,
   SANDBOX_SESSION_LABEL,
   type SandboxConfig,
   type SandboxRuntime,
-} from '../../shared/builder/sandbox-store';
-import { LABELS } from '../../shared/constants';
+} from '@shared/builder/sandbox-store';
+import { LABELS } from '@shared/constants';
 
 /**
  * A sandbox container on the engine: what runs in it and the few engine calls a sync makes (copy a tar in, run a

@@ -2,11 +2,12 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type Docker from 'dockerode';
 import type { Db } from 'mongodb';
 
-import { createBlobStore } from '../../shared/builder/files';
-import { createSandboxStore } from '../../shared/builder/sandbox-store';
-import { createBuilderStore } from '../../shared/builder/store';
-import type { Config } from '../../shared/config';
-import { edgeRouterFromConfig } from '../../shared/edge';
+import { createBlobStore } from '@shared/builder/files';
+import { createSandboxStore } from '@shared/builder/sandbox-store';
+import { createBuilderStore } from '@shared/builder/store';
+import type { Config } from '@shared/config';
+import { edgeRouterFromConfig } from '@shared/edge';
+
 import { createSyncActivities, type SyncActivityDeps } from './sync';
 
 /**

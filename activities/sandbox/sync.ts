@@ -2,8 +2,8 @@ import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import type Docker from 'dockerode';
 import { request } from 'undici';
 
-import type { BlobStore } from '../../shared/builder/files';
-import { toManifest } from '../../shared/builder/files';
+import type { BlobStore } from '@shared/builder/files';
+import { toManifest } from '@shared/builder/files';
 import {
   previewHost,
   previewRouteKey,
@@ -11,13 +11,14 @@ import {
   type SandboxRecord,
   type SandboxStore,
   type SyncAction,
-} from '../../shared/builder/sandbox-store';
-import type { BuilderStore } from '../../shared/builder/store';
-import type { Manifest } from '../../shared/builder/types';
-import type { Config } from '../../shared/config';
-import type { SyncOutcome } from '../../shared/contracts/sandbox';
-import type { EdgeRouter } from '../../shared/edge';
-import { httpProbe } from '../../shared/engine/probe';
+} from '@shared/builder/sandbox-store';
+import type { BuilderStore } from '@shared/builder/store';
+import type { Manifest } from '@shared/builder/types';
+import type { Config } from '@shared/config';
+import type { SyncOutcome } from '@shared/contracts/sandbox';
+import type { EdgeRouter } from '@shared/edge';
+import { httpProbe } from '@shared/engine/probe';
+
 import { createEngineImages } from '../providers/engine-images';
 import { publishedPort, upstreamOf } from '../providers/engine-instances';
 import { createOrgNetworks } from '../providers/engine-network';

@@ -1,6 +1,6 @@
 import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 
-import type { UploadStore } from '../../shared/uploads/store';
+import type { UploadStore } from '@shared/uploads/store';
 
 /** Deletes expired uploads, archive first and record second, so a crash in between only repeats the delete. */
 export function createUploadExpiryActivities(deps: { store: UploadStore; s3: S3Client; bucket: string }) {

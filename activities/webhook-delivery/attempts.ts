@@ -1,8 +1,9 @@
 import { ApplicationFailure } from '@temporalio/common';
 
-import { type LookupAll, OutboundTargetError, resolveTarget } from '../../shared/net-guard';
-import { signSalesBody, standardWebhookSignature } from '../../shared/sales/signature';
-import type { AttemptRecord, DeliveryStatus, EventRecord, SalesStore } from '../../shared/sales/store';
+import { type LookupAll, OutboundTargetError, resolveTarget } from '@shared/net-guard';
+import { signSalesBody, standardWebhookSignature } from '@shared/sales/signature';
+import type { AttemptRecord, DeliveryStatus, EventRecord, SalesStore } from '@shared/sales/store';
+
 import { postPinned, RECEIVER_TIMEOUT_MS } from './http';
 
 export { RECEIVER_TIMEOUT_MS } from './http';

@@ -2,8 +2,8 @@ import type { LookupFunction } from 'node:net';
 
 import { Agent, request } from 'undici';
 
-import { ignore } from '../../shared/ignore';
-import type { ResolvedTarget } from '../../shared/net-guard';
+import { ignore } from '@shared/ignore';
+import type { ResolvedTarget } from '@shared/net-guard';
 
 /** The receiver must answer 2xx within this; reading what it says counts against it too. */
 export const RECEIVER_TIMEOUT_MS = 8000;

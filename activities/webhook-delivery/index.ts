@@ -1,4 +1,5 @@
-import type { SalesStore } from '../../shared/sales/store';
+import type { SalesStore } from '@shared/sales/store';
+
 import { createAttemptActivities } from './attempts';
 import { createOutboxActivities } from './outbox';
 

@@ -1,5 +1,5 @@
-import { completeSale, saleCompletedEventId } from '../../shared/sales/records';
-import type { SalesStore } from '../../shared/sales/store';
+import { completeSale, saleCompletedEventId } from '@shared/sales/records';
+import type { SalesStore } from '@shared/sales/store';
 
 /** Events one sweep call returns: one page of the outbox. */
 const PAGE = 200;

@@ -3,7 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
 import { pinoHttp } from 'pino-http';
 
-import type { Logger } from '../../shared/logger';
+import type { Logger } from '@shared/logger';
+
 import { assignRequestId } from './request-id';
 
 /** The route pattern a request matched (`/compat/deployments/:id`), recorded by mountRoutes for the access log. */

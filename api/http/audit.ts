@@ -1,9 +1,9 @@
 import type { Request, RequestHandler, Response } from 'express';
 
-import { auditEvent } from '../../shared/audit/event';
-import type { AuditStore } from '../../shared/audit/store';
-import type { AuditOrigin } from '../../shared/audit/types';
-import type { Logger } from '../../shared/logger';
+import { auditEvent } from '@shared/audit/event';
+import type { AuditStore } from '@shared/audit/store';
+import type { AuditOrigin } from '@shared/audit/types';
+import type { Logger } from '@shared/logger';
 
 /** What a route may say about its audit event when the derivation from method and path is wrong. */
 export interface AuditSpec {

@@ -1,9 +1,10 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
-import type { Authz } from '../../shared/authz/authorize';
-import type { AppError } from '../../shared/errors';
-import type { IdentityService, Principal } from '../../shared/identity/service';
-import type { Permission } from '../../shared/permissions';
+import type { Authz } from '@shared/authz/authorize';
+import type { AppError } from '@shared/errors';
+import type { IdentityService, Principal } from '@shared/identity/service';
+import type { Permission } from '@shared/permissions';
+
 import { noteAudit } from './audit';
 
 declare module 'express-serve-static-core' {

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 
 import type { ErrorRequestHandler, Request } from 'express';
 
-import { AppError, compatCodeOf } from '../../shared/errors';
-import type { Logger } from '../../shared/logger';
-import { currentRequestId } from '../../shared/request-context';
+import { AppError, compatCodeOf } from '@shared/errors';
+import type { Logger } from '@shared/logger';
+import { currentRequestId } from '@shared/request-context';
 
 /** Express's body parser (http-errors) reports malformed and refused bodies with these fields. */
 interface HttpError {

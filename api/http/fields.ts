@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { VISIBLE } from '../../shared/patterns';
+import { VISIBLE } from '@shared/patterns';
 
 /**
  * Request fields whose whole rule the OpenAPI document must state, where zod's own JSON Schema says less than zod

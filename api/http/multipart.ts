@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Request, RequestHandler, Response } from 'express';
 import multer from 'multer';
 
-import { AppError } from '../../shared/errors';
+import { AppError } from '@shared/errors';
 
 /** What a caller is told for each way multer refuses a body: our words, never the library's code or text. */
 const REFUSALS: Partial<Record<multer.ErrorCode, string>> = {

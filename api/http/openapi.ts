@@ -1,7 +1,8 @@
 import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 
-import { permissionsMarkdown } from '../../shared/permissions';
+import { permissionsMarkdown } from '@shared/permissions';
+
 import { openApiPath, type RouteDef } from './routes';
 import { ErrorResponse, PlatformError } from './shapes';
 

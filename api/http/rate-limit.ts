@@ -1,9 +1,10 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
-import { AppError } from '../../shared/errors';
-import { type LimitName, type LimitRule, limitWords } from '../../shared/limits';
-import type { Redis } from '../../shared/redis';
+import { AppError } from '@shared/errors';
+import { type LimitName, type LimitRule, limitWords } from '@shared/limits';
+import type { Redis } from '@shared/redis';
+
 import { principalOf } from './auth';
 
 /**

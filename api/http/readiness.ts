@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
 import type { Db } from 'mongodb';
 
-import type { Redis } from '../../shared/redis';
+import type { Redis } from '@shared/redis';
 
 /** A worker counts as polling when the server saw it within this window. */
 const POLLER_FRESH_MS = 2 * 60_000;

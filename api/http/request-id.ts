@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { RequestHandler } from 'express';
 
-import { runWithRequestContext } from '../../shared/request-context';
+import { runWithRequestContext } from '@shared/request-context';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 

@@ -1,7 +1,8 @@
 import { type RequestHandler, Router } from 'express';
 import type { z } from 'zod';
 
-import { AppError } from '../../shared/errors';
+import { AppError } from '@shared/errors';
+
 import { ROUTE_LOCAL } from './access-log';
 import { type AuditedRoute, type AuditRecorder, type AuditSpec, auditTrail } from './audit';
 import { handle, type Parsed, type Schemas } from './validate';

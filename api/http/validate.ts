@@ -1,8 +1,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 
-import { AppError } from '../../shared/errors';
-import { runWithRequestContext } from '../../shared/request-context';
+import { AppError } from '@shared/errors';
+import { runWithRequestContext } from '@shared/request-context';
 
 export interface Schemas {
   body?: z.ZodType;

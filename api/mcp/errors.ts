@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
-import { type AppError, compatCodeOf } from '../../shared/errors';
+import { type AppError, compatCodeOf } from '@shared/errors';
+
 import type { Next, ToolError } from './tool';
 
 const RETRYABLE = new Set(['RATE_LIMIT_EXCEEDED', 'INTERNAL_ERROR']);

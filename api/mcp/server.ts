@@ -9,11 +9,12 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
-import { auditEvent } from '../../shared/audit/event';
-import { deploymentNotFound } from '../../shared/deployments/errors';
-import { AppError } from '../../shared/errors';
-import type { Principal } from '../../shared/identity/service';
-import { type Permission, roleAllows } from '../../shared/permissions';
+import { auditEvent } from '@shared/audit/event';
+import { deploymentNotFound } from '@shared/deployments/errors';
+import { AppError } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
+import { type Permission, roleAllows } from '@shared/permissions';
+
 import type { Core } from '../core';
 import { toAppError } from '../http/errors';
 import { errorResult } from './errors';

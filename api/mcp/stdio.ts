@@ -2,14 +2,15 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { Client } from '@temporalio/client';
 import pino from 'pino';
 
-import { config } from '../../shared/config';
-import { connectMongo } from '../../shared/db/mongo';
-import { createDockerClient } from '../../shared/engine/docker-client';
-import { AppError } from '../../shared/errors';
-import { createLogger } from '../../shared/logger';
-import { createRedis } from '../../shared/redis';
-import { createS3Client } from '../../shared/s3';
-import { connectTemporal } from '../../shared/temporal';
+import { config } from '@shared/config';
+import { connectMongo } from '@shared/db/mongo';
+import { createDockerClient } from '@shared/engine/docker-client';
+import { AppError } from '@shared/errors';
+import { createLogger } from '@shared/logger';
+import { createRedis } from '@shared/redis';
+import { createS3Client } from '@shared/s3';
+import { connectTemporal } from '@shared/temporal';
+
 import { composeApi } from '../compose';
 import { collectTools, createMcpServer } from './server';
 

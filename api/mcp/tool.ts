@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-import type { Principal } from '../../shared/identity/service';
-import type { Permission } from '../../shared/permissions';
+import type { Principal } from '@shared/identity/service';
+import type { Permission } from '@shared/permissions';
 
 /**
  * What an agent should call next: named as a tool and its arguments, so an agent acts on it without parsing prose.

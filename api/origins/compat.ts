@@ -1,6 +1,7 @@
 import { Router } from 'express';
 
-import { AppError } from '../../shared/errors';
+import { AppError } from '@shared/errors';
+
 import type { Core } from '../core';
 import { authenticate } from '../http/auth';
 import { consume, limitKey, rateLimit } from '../http/rate-limit';

@@ -1,7 +1,8 @@
 import { type RequestHandler, Router } from 'express';
 
-import { AppError } from '../../shared/errors';
-import { hashToken } from '../../shared/identity/tokens';
+import { AppError } from '@shared/errors';
+import { hashToken } from '@shared/identity/tokens';
+
 import type { Core } from '../core';
 import { entitlementErrors } from '../http/errors';
 import { consume, limitKey } from '../http/rate-limit';

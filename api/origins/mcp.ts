@@ -1,9 +1,10 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { type Request, type Response, Router } from 'express';
 
-import type { AppError } from '../../shared/errors';
-import { compatCodeOf } from '../../shared/errors';
-import type { Principal } from '../../shared/identity/service';
+import type { AppError } from '@shared/errors';
+import { compatCodeOf } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
+
 import type { Core } from '../core';
 import { ROUTE_LOCAL } from '../http/access-log';
 import { bearerToken } from '../http/auth';

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { ignore } from '../../shared/ignore';
+import { ignore } from '@shared/ignore';
+
 import { type Api, unwrap } from '../api';
 import { CliError } from '../errors';
 import { readLink } from '../link';

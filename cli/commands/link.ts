@@ -1,6 +1,7 @@
 import path from 'node:path';
 
-import { ignore } from '../../shared/ignore';
+import { ignore } from '@shared/ignore';
+
 import type { Api } from '../api';
 import { readLink, removeLink, writeLink } from '../link';
 import type { Output } from '../output';

@@ -1,4 +1,5 @@
-import { ignore } from '../../shared/ignore';
+import { ignore } from '@shared/ignore';
+
 import type { Api } from '../api';
 import { CliError } from '../errors';
 import { readLink, removeLink } from '../link';

@@ -1,4 +1,5 @@
-import { ignore } from '../../shared/ignore';
+import { ignore } from '@shared/ignore';
+
 import { type Api, unwrap } from '../api';
 import { CliError } from '../errors';
 import { type CommandAccepted, eventCursor, followCommand } from '../follow';

@@ -1,6 +1,6 @@
 import express, { type Express } from 'express';
 
-import { verifySalesSignature } from '../../shared/sales/signature';
+import { verifySalesSignature } from '@shared/sales/signature';
 
 export interface SalesEvent {
   id: string;

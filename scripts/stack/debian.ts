@@ -1,7 +1,8 @@
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 
-import { ignore } from '../../shared/ignore';
+import { ignore } from '@shared/ignore';
+
 import { StackError } from './stack-error';
 
 const execFileAsync = promisify(execFile);

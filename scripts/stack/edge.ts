@@ -3,8 +3,9 @@ import path from 'node:path';
 
 import { request } from 'undici';
 
-import { createEdgeRouter, EdgeRouterError } from '../../shared/edge';
-import { hostPort } from '../../shared/edge/routes';
+import { createEdgeRouter, EdgeRouterError } from '@shared/edge';
+import { hostPort } from '@shared/edge/routes';
+
 import type { Part, PartContext, PartResult } from './part';
 import { configuredPort, ensurePortsFree } from './ports';
 import { freePort, type Managed, startServer } from './process';

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { ifAbsent } from '../../shared/ignore';
+import { ifAbsent } from '@shared/ignore';
+
 import { cacheDir } from './paths';
 
 /**

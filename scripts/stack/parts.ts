@@ -8,8 +8,9 @@ import Docker from 'dockerode';
 import Redis from 'ioredis';
 import { MongoClient } from 'mongodb';
 
-import { SEARCH_ATTRIBUTES } from '../../shared/constants';
-import { ignore } from '../../shared/ignore';
+import { SEARCH_ATTRIBUTES } from '@shared/constants';
+import { ignore } from '@shared/ignore';
+
 import { ensureDebianPackages } from './debian';
 import { edge } from './edge';
 import type { Part, PartContext, PartResult } from './part';

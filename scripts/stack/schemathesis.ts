@@ -3,7 +3,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-import { ifAbsent } from '../../shared/ignore';
+import { ifAbsent } from '@shared/ignore';
+
 import { cacheDir } from './paths';
 import { StackError } from './stack-error';
 

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { ifAbsent } from '../../shared/ignore';
+import { ifAbsent } from '@shared/ignore';
+
 import { withMachineLock } from './machine-lock';
 import { cacheDir } from './paths';
 import type { Managed } from './process';

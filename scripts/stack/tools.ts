@@ -3,7 +3,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-import { ifAbsent, ignore } from '../../shared/ignore';
+import { ifAbsent, ignore } from '@shared/ignore';
+
 import { compareVersions, GoCommandError, goDirective, goVersion, oneLine, runGo } from './go';
 import { cacheDir } from './paths';
 import { StackError } from './stack-error';

@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 
-import { baseImageTags, ensureBaseImages } from '../../scripts/stack/base-images';
+import { baseImageTags, ensureBaseImages } from '@scripts/stack/base-images';
 
 /**
  * The tags of Slipway's base images for this checkout's recipes (scripts/images), the same images `npm start`

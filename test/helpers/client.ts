@@ -1,4 +1,5 @@
-import { LABELS } from '../../shared/constants';
+import { LABELS } from '@shared/constants';
+
 import { eventually, type Harness } from './harness';
 
 export interface ApiResponse<T = Record<string, unknown>> {

@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 
-import { localhostLookup } from '../../shared/localhost-lookup';
+import { localhostLookup } from '@shared/localhost-lookup';
 
 export { localhostLookup };
 

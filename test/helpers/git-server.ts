@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-import { freePort, tcpOpen, waitUntil } from '../../scripts/stack/process';
+import { freePort, tcpOpen, waitUntil } from '@scripts/stack/process';
 
 const run = promisify(execFile);
 

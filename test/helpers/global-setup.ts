@@ -3,10 +3,11 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { type Stack, startStack } from '../../scripts/stack';
-import { ensureDebianPackages } from '../../scripts/stack/debian';
-import { ensureTestServer } from '../../scripts/stack/test-server';
-import { createDockerClient } from '../../shared/engine/docker-client';
+import { type Stack, startStack } from '@scripts/stack';
+import { ensureDebianPackages } from '@scripts/stack/debian';
+import { ensureTestServer } from '@scripts/stack/test-server';
+import { createDockerClient } from '@shared/engine/docker-client';
+
 import { buildBaseImages } from './base-images';
 
 declare global {

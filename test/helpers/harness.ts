@@ -6,24 +6,24 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, type LogEntry, NativeConnection, Runtime } from '@temporalio/worker';
 import type { DestinationStream } from 'pino';
 
-import { ensureHostIsolation } from '../../activities/providers/host-firewall';
-import { buildApp } from '../../api/app';
-import { composeApi } from '../../api/compose';
-import { parseConfig } from '../../shared/config';
-import { LABELS } from '../../shared/constants';
-import { connectMongo } from '../../shared/db/mongo';
-import { createLogStore } from '../../shared/deployments/logs-store';
-import { createDeploymentStore } from '../../shared/deployments/store';
-import { createDockerClient } from '../../shared/engine/docker-client';
-import { createLogger } from '../../shared/logger';
-import { createProjectStore } from '../../shared/projects/store';
-import { createRedis } from '../../shared/redis';
-import { createS3Client } from '../../shared/s3';
-import { createSalesStore } from '../../shared/sales/store';
-import { createSecretStore } from '../../shared/secrets/store';
-import { createVault } from '../../shared/secrets/vault';
-import { createUploadStore } from '../../shared/uploads/store';
-import { createDeploymentWorker } from '../../worker/create-worker';
+import { ensureHostIsolation } from '@activities/providers/host-firewall';
+import { buildApp } from '@api/app';
+import { composeApi } from '@api/compose';
+import { parseConfig } from '@shared/config';
+import { LABELS } from '@shared/constants';
+import { connectMongo } from '@shared/db/mongo';
+import { createLogStore } from '@shared/deployments/logs-store';
+import { createDeploymentStore } from '@shared/deployments/store';
+import { createDockerClient } from '@shared/engine/docker-client';
+import { createLogger } from '@shared/logger';
+import { createProjectStore } from '@shared/projects/store';
+import { createRedis } from '@shared/redis';
+import { createS3Client } from '@shared/s3';
+import { createSalesStore } from '@shared/sales/store';
+import { createSecretStore } from '@shared/secrets/store';
+import { createVault } from '@shared/secrets/vault';
+import { createUploadStore } from '@shared/uploads/store';
+import { createDeploymentWorker } from '@worker/create-worker';
 
 /**
  * The api and a worker, in this test file's process, on the real services global-setup started.

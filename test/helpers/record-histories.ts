@@ -14,8 +14,9 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { format } from 'prettier';
 
-import { deploymentWorkflowId } from '../../shared/contracts/deployment';
-import { webhookWorkflowId } from '../../shared/contracts/webhook-delivery';
+import { deploymentWorkflowId } from '@shared/contracts/deployment';
+import { webhookWorkflowId } from '@shared/contracts/webhook-delivery';
+
 import { client } from './client';
 import globalSetup from './global-setup';
 import globalTeardown from './global-teardown';

@@ -5,7 +5,7 @@ import path from 'node:path';
 
 import type Docker from 'dockerode';
 
-import { freePort, waitUntil } from '../../scripts/stack/process';
+import { freePort, waitUntil } from '@scripts/stack/process';
 
 /** A local registry (Debian's docker-registry) on loopback, so the engine's pull path runs for real. */
 export async function startRegistry() {

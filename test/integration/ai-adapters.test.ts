@@ -1,6 +1,7 @@
-import { type AiClientOptions, createAiClient } from '../../shared/ai/client';
-import { AiProviderError } from '../../shared/ai/errors';
-import type { ChatEvent, ChatRequest, ProviderKind, ToolSpec } from '../../shared/ai/types';
+import { type AiClientOptions, createAiClient } from '@shared/ai/client';
+import { AiProviderError } from '@shared/ai/errors';
+import type { ChatEvent, ChatRequest, ProviderKind, ToolSpec } from '@shared/ai/types';
+
 import {
   anthropic,
   openai,

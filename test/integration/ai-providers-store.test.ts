@@ -1,10 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
-import { createAiProviders } from '../../shared/ai-providers/providers';
-import { createAiProviderStore } from '../../shared/ai-providers/store';
-import type { AiProviderRecord, CreateAiProvider } from '../../shared/ai-providers/types';
-import { connectMongo, type Database } from '../../shared/db/mongo';
-import type { LookupAll } from '../../shared/net-guard';
+import { createAiProviders } from '@shared/ai-providers/providers';
+import { createAiProviderStore } from '@shared/ai-providers/store';
+import type { AiProviderRecord, CreateAiProvider } from '@shared/ai-providers/types';
+import { connectMongo, type Database } from '@shared/db/mongo';
+import type { LookupAll } from '@shared/net-guard';
 
 /** AI providers on the real FerretDB of the test stack: keys sealed at rest, names unique per org, orgs apart. */
 describe('AI provider store', () => {

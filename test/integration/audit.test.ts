@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
-import { createAuditStore } from '../../shared/audit/store';
+import { createAuditStore } from '@shared/audit/store';
+
 import { client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
 

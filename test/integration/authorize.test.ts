@@ -12,7 +12,8 @@ import {
   type ProjectRole,
   projectRoleAllows,
   roleAllows,
-} from '../../shared/permissions';
+} from '@shared/permissions';
+
 import { client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
 

@@ -3,10 +3,11 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 
-import { REMOTE_ADD_REFUSED } from '../../shared/build/dockerfile-policy';
-import { createOrgBuildLeases } from '../../shared/build/org-leases';
-import { BUILD_NETWORK } from '../../shared/build/sandbox';
-import { createRedis } from '../../shared/redis';
+import { REMOTE_ADD_REFUSED } from '@shared/build/dockerfile-policy';
+import { createOrgBuildLeases } from '@shared/build/org-leases';
+import { BUILD_NETWORK } from '@shared/build/sandbox';
+import { createRedis } from '@shared/redis';
+
 import { BASE_IMAGES } from '../helpers/base-images';
 import { client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';

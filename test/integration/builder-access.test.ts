@@ -2,10 +2,11 @@ import { createHash, randomUUID } from 'node:crypto';
 
 import { WorkflowNotFoundError } from '@temporalio/client';
 
-import { createBlobStore } from '../../shared/builder/files';
-import { SANDBOX_SESSION_LABEL } from '../../shared/builder/sandbox-store';
-import { sandboxWorkflowId } from '../../shared/contracts/sandbox';
-import { createProjectStore } from '../../shared/projects/store';
+import { createBlobStore } from '@shared/builder/files';
+import { SANDBOX_SESSION_LABEL } from '@shared/builder/sandbox-store';
+import { sandboxWorkflowId } from '@shared/contracts/sandbox';
+import { createProjectStore } from '@shared/projects/store';
+
 import { type ProviderDouble, startOpenAiDouble } from '../helpers/ai-doubles';
 import { client } from '../helpers/client';
 import { type GitServer, startGitServer } from '../helpers/git-server';

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 
-import { createBlobStore } from '../../shared/builder/files';
-import { createBuilderStore } from '../../shared/builder/store';
+import { createBlobStore } from '@shared/builder/files';
+import { createBuilderStore } from '@shared/builder/store';
+
 import { client } from '../helpers/client';
 import { type GitServer, startGitServer } from '../helpers/git-server';
 import { type Harness, startHarness } from '../helpers/harness';

@@ -4,8 +4,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
-import { createDockerClient } from '../../shared/engine/docker-client';
-import { createProjectStore } from '../../shared/projects/store';
+import { createDockerClient } from '@shared/engine/docker-client';
+import { createProjectStore } from '@shared/projects/store';
+
 import { buildBaseImages } from '../helpers/base-images';
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';

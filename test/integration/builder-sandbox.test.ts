@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 
-import { APP_UID } from '../../shared/build/base-images';
-import { createSandboxStore, previewRouteKey } from '../../shared/builder/sandbox-store';
-import { edgeRouterFromConfig } from '../../shared/edge';
-import { createProjectStore } from '../../shared/projects/store';
+import { APP_UID } from '@shared/build/base-images';
+import { createSandboxStore, previewRouteKey } from '@shared/builder/sandbox-store';
+import { edgeRouterFromConfig } from '@shared/edge';
+import { createProjectStore } from '@shared/projects/store';
+
 import { openai, type ProviderDouble, startOpenAiDouble } from '../helpers/ai-doubles';
 import { client } from '../helpers/client';
 import { edgeAgent, edgeGet } from '../helpers/edge';

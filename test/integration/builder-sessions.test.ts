@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
-import { createProjectStore } from '../../shared/projects/store';
+import { createProjectStore } from '@shared/projects/store';
+
 import { client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
 

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 
-import { checkManifest, createBlobStore, pathProblem, toManifest } from '../../shared/builder/files';
-import { createBuilderStore } from '../../shared/builder/store';
-import type { SessionRecord } from '../../shared/builder/types';
-import { parseConfig } from '../../shared/config';
-import { connectMongo, type Database } from '../../shared/db/mongo';
-import { createS3Client } from '../../shared/s3';
+import { checkManifest, createBlobStore, pathProblem, toManifest } from '@shared/builder/files';
+import { createBuilderStore } from '@shared/builder/store';
+import type { SessionRecord } from '@shared/builder/types';
+import { parseConfig } from '@shared/config';
+import { connectMongo, type Database } from '@shared/db/mongo';
+import { createS3Client } from '@shared/s3';
 
 /** The builder's store on the real FerretDB and MinIO of the test stack: what must hold under concurrency does. */
 describe('builder store', () => {

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 
-import { createProjectStore } from '../../shared/projects/store';
+import { createProjectStore } from '@shared/projects/store';
+
 import { anthropic, openai, type ProviderDouble, startAnthropicDouble, startOpenAiDouble } from '../helpers/ai-doubles';
 import { client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';

@@ -4,7 +4,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-import { LABELS } from '../../shared/constants';
+import { LABELS } from '@shared/constants';
+
 import { cliRunner } from '../helpers/cli-runner';
 import { edgeAgent, edgeGet } from '../helpers/edge';
 import { type GitServer, startGitServer } from '../helpers/git-server';

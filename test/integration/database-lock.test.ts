@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 
-import { connectMongo, type Database, guard } from '../../shared/db/mongo';
-import { DatabaseError } from '../../shared/errors';
+import { connectMongo, type Database, guard } from '@shared/db/mongo';
+import { DatabaseError } from '@shared/errors';
 
 /** Holds SQLite's write lock on `file` from outside FerretDB for `seconds`, as a long stream of writers would. */
 async function holdWriteLock(file: string, seconds: number) {

@@ -5,8 +5,8 @@ import { WorkflowUpdateFailedError, type WorkflowUpdateHandle, WorkflowUpdateSta
 import type { UpdateDefinition } from '@temporalio/common';
 import { request } from 'undici';
 
-import { createDeploymentCommands } from '../../api/features/deployments/commands';
-import { LABELS } from '../../shared/constants';
+import { createDeploymentCommands } from '@api/features/deployments/commands';
+import { LABELS } from '@shared/constants';
 import {
   COMMAND_REFUSED,
   type CommandOutcome,
@@ -17,9 +17,10 @@ import {
   scaleCommand,
   startCommand,
   stopCommand,
-} from '../../shared/contracts/deployment';
-import { createDeploymentStore } from '../../shared/deployments/store';
-import { createEnvSealer } from '../../shared/secrets/deployment-env';
+} from '@shared/contracts/deployment';
+import { createDeploymentStore } from '@shared/deployments/store';
+import { createEnvSealer } from '@shared/secrets/deployment-env';
+
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { carriesSecret, historyToJSON } from '../helpers/history-json';

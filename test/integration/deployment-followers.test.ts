@@ -5,16 +5,17 @@ import type { AddressInfo } from 'node:net';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { type CommandStartedEvent, MongoClient } from 'mongodb';
 
-import { buildApp } from '../../api/app';
-import { composeApi } from '../../api/compose';
-import { createDeploymentFollower, type FollowEvent, START } from '../../api/features/deployments/events';
-import { createLogStore } from '../../shared/deployments/logs-store';
-import { announcingLogs, announcingStatus, createStatusFeed } from '../../shared/deployments/status-feed';
-import { createDeploymentStore } from '../../shared/deployments/store';
-import { AppError } from '../../shared/errors';
-import type { Principal } from '../../shared/identity/service';
-import { createLogger } from '../../shared/logger';
-import { createRedis, type Redis } from '../../shared/redis';
+import { buildApp } from '@api/app';
+import { composeApi } from '@api/compose';
+import { createDeploymentFollower, type FollowEvent, START } from '@api/features/deployments/events';
+import { createLogStore } from '@shared/deployments/logs-store';
+import { announcingLogs, announcingStatus, createStatusFeed } from '@shared/deployments/status-feed';
+import { createDeploymentStore } from '@shared/deployments/store';
+import { AppError } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
+import { createLogger } from '@shared/logger';
+import { createRedis, type Redis } from '@shared/redis';
+
 import { client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
 

@@ -6,8 +6,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 
-import { createLogStore } from '../../shared/deployments/logs-store';
-import { announcingLogs, createStatusFeed } from '../../shared/deployments/status-feed';
+import { createLogStore } from '@shared/deployments/logs-store';
+import { announcingLogs, createStatusFeed } from '@shared/deployments/status-feed';
+
 import { client } from '../helpers/client';
 import { edgeAgent, edgeGet } from '../helpers/edge';
 import { eventually, type Harness, startHarness } from '../helpers/harness';

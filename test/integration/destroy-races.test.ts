@@ -5,16 +5,18 @@ import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 
+import type { StartSpec } from '@activities/deployment/legacy';
+import { workflowBundlerOptions } from '@shared/aliases';
+import { LABELS } from '@shared/constants';
+import type { ReconcileReport } from '@shared/contracts/reconcile';
+import { createLogStore } from '@shared/deployments/logs-store';
+import { createDeploymentStore } from '@shared/deployments/store';
+import { createSalesStore } from '@shared/sales/store';
+import { createSecretStore } from '@shared/secrets/store';
+import { createVault } from '@shared/secrets/vault';
+import { createUploadStore } from '@shared/uploads/store';
+
 import { createActivities } from '../../activities';
-import type { StartSpec } from '../../activities/deployment/legacy';
-import { LABELS } from '../../shared/constants';
-import type { ReconcileReport } from '../../shared/contracts/reconcile';
-import { createLogStore } from '../../shared/deployments/logs-store';
-import { createDeploymentStore } from '../../shared/deployments/store';
-import { createSalesStore } from '../../shared/sales/store';
-import { createSecretStore } from '../../shared/secrets/store';
-import { createVault } from '../../shared/secrets/vault';
-import { createUploadStore } from '../../shared/uploads/store';
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage } from '../helpers/images';
@@ -230,6 +232,7 @@ describe('destroy races: a destroy during the container start', () => {
       namespace: h.config.TEMPORAL_NAMESPACE,
       taskQueue: h.taskQueue,
       workflowsPath: require.resolve('../../workflows'),
+      bundlerOptions: workflowBundlerOptions,
       activities: {
         ...real,
         // The real start, held at its first line until the test has destroyed the deployment.

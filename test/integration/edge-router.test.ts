@@ -6,9 +6,9 @@ import path from 'node:path';
 import type Docker from 'dockerode';
 import { type Agent, request } from 'undici';
 
-import { startCaddy } from '../../scripts/stack/edge';
-import { freePort, type Managed, startProcess, waitUntil } from '../../scripts/stack/process';
-import { toolBinary } from '../../scripts/stack/tools';
+import { startCaddy } from '@scripts/stack/edge';
+import { freePort, type Managed, startProcess, waitUntil } from '@scripts/stack/process';
+import { toolBinary } from '@scripts/stack/tools';
 import {
   createEdgeRouter,
   deploymentHost,
@@ -16,8 +16,9 @@ import {
   EdgeHostTakenError,
   type EdgeRouter,
   upstreamFor,
-} from '../../shared/edge';
-import { createDockerClient } from '../../shared/engine/docker-client';
+} from '@shared/edge';
+import { createDockerClient } from '@shared/engine/docker-client';
+
 import { edgeAgent, type EdgeAnswer, edgeGet } from '../helpers/edge';
 
 /** Everything this file makes on the engine carries this label, and only that is removed. */

@@ -6,10 +6,10 @@ import path from 'node:path';
 
 import { request } from 'undici';
 
-import { startCaddy } from '../../scripts/stack/edge';
-import { freePort, type Managed } from '../../scripts/stack/process';
-import { toolBinary } from '../../scripts/stack/tools';
-import { createEdgeRouter, deploymentHost, type EdgeRouter } from '../../shared/edge';
+import { startCaddy } from '@scripts/stack/edge';
+import { freePort, type Managed } from '@scripts/stack/process';
+import { toolBinary } from '@scripts/stack/tools';
+import { createEdgeRouter, deploymentHost, type EdgeRouter } from '@shared/edge';
 
 /**
  * The release switch as the workflows make it: new instances, the route switched, the old ones drained. This file

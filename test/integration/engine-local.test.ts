@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-import { LABELS } from '../../shared/constants';
-import { imageNotFoundMessage } from '../../shared/images/ownership';
+import { LABELS } from '@shared/constants';
+import { imageNotFoundMessage } from '@shared/images/ownership';
+
 import { client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage, buildImageOnce } from '../helpers/images';

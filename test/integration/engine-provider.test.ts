@@ -8,17 +8,13 @@ import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type Docker from 'dockerode';
 
-import { createEngineLocal } from '../../activities/providers/engine-local';
-import {
-  failureDetails,
-  type Instance,
-  type InstanceSpec,
-  PROVIDER_FAILURES,
-} from '../../activities/providers/provider';
-import { LABELS } from '../../shared/constants';
-import { createDockerClient } from '../../shared/engine/docker-client';
-import { type EngineStats, metricsFrom } from '../../shared/engine/observe';
-import { PLAN_POLICIES } from '../../shared/plans';
+import { createEngineLocal } from '@activities/providers/engine-local';
+import { failureDetails, type Instance, type InstanceSpec, PROVIDER_FAILURES } from '@activities/providers/provider';
+import { LABELS } from '@shared/constants';
+import { createDockerClient } from '@shared/engine/docker-client';
+import { type EngineStats, metricsFrom } from '@shared/engine/observe';
+import { PLAN_POLICIES } from '@shared/plans';
+
 import { buildFixtureImage, buildImageOnce } from '../helpers/images';
 
 const run = promisify(execFile);

@@ -1,4 +1,5 @@
-import type { Entitlement } from '../../api/features/sales/schemas';
+import type { Entitlement } from '@api/features/sales/schemas';
+
 import { client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
 

@@ -4,8 +4,9 @@ import path from 'node:path';
 
 import type { LogEntry } from '@temporalio/worker';
 
-import { LABELS } from '../../shared/constants';
-import { PLAN_POLICIES } from '../../shared/plans';
+import { LABELS } from '@shared/constants';
+import { PLAN_POLICIES } from '@shared/plans';
+
 import { client } from '../helpers/client';
 import { type Harness, quietTemporalRuntime, startHarness } from '../helpers/harness';
 import { buildFixtureImage } from '../helpers/images';

@@ -2,9 +2,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { cloneRepository } from '../../shared/build/git';
-import { createSecretStore } from '../../shared/secrets/store';
-import { createVault, GitSecretRefusedError } from '../../shared/secrets/vault';
+import { cloneRepository } from '@shared/build/git';
+import { createSecretStore } from '@shared/secrets/store';
+import { createVault, GitSecretRefusedError } from '@shared/secrets/vault';
+
 import { BASE_IMAGES } from '../helpers/base-images';
 import { client } from '../helpers/client';
 import { type GitServer, startGitServer } from '../helpers/git-server';

@@ -5,7 +5,8 @@ import os from 'node:os';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 
-import { LABELS } from '../../shared/constants';
+import { LABELS } from '@shared/constants';
+
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage } from '../helpers/images';

@@ -4,11 +4,12 @@ import path from 'node:path';
 
 import { MockActivityEnvironment } from '@temporalio/testing';
 
-import { createEngineImages } from '../../activities/providers/engine-images';
-import { LABELS } from '../../shared/constants';
-import { deploymentWorkflowId, type DeploymentWorkflowInput } from '../../shared/contracts/deployment';
-import { createDeploymentStore } from '../../shared/deployments/store';
-import { PLAN_POLICIES } from '../../shared/plans';
+import { createEngineImages } from '@activities/providers/engine-images';
+import { LABELS } from '@shared/constants';
+import { deploymentWorkflowId, type DeploymentWorkflowInput } from '@shared/contracts/deployment';
+import { createDeploymentStore } from '@shared/deployments/store';
+import { PLAN_POLICIES } from '@shared/plans';
+
 import { client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage, buildImageOnce } from '../helpers/images';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
-import { connectMongo, type Database } from '../../shared/db/mongo';
-import { createLogStore, type LogStore } from '../../shared/deployments/logs-store';
+import { connectMongo, type Database } from '@shared/db/mongo';
+import { createLogStore, type LogStore } from '@shared/deployments/logs-store';
 
 /** Everything but Date: the driver's own timers must keep running. */
 const TIMERS: Extract<Parameters<typeof jest.useFakeTimers>[0], { doNotFake?: unknown }>['doNotFake'] = [

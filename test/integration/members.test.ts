@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
-import { PERMISSIONS } from '../../shared/permissions';
+import { PERMISSIONS } from '@shared/permissions';
+
 import { client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
 
@@ -35,7 +36,8 @@ describe('platform API: project members', () => {
     return r.body.data.id;
   };
   const members = (api: Api, id: string) => api.get<Answer<Member[]>>(`/platform/projects/${id}/members`);
-  const add = (api: Api, id: string, body: unknown) => api.post<Answer<Member>>(`/platform/projects/${id}/members`, body);
+  const add = (api: Api, id: string, body: unknown) =>
+    api.post<Answer<Member>>(`/platform/projects/${id}/members`, body);
   const patch = (api: Api, id: string, userId: string, body: unknown) =>
     api.call<Answer<Member>>('PATCH', `/platform/projects/${id}/members/${userId}`, body);
   const remove = (api: Api, id: string, userId: string) =>
@@ -51,7 +53,12 @@ describe('platform API: project members', () => {
 
     const added = await add(api, id, { userId: dev.userId, role: 'viewer' });
     expect(added.status).toBe(200);
-    expect(added.body.data).toMatchObject({ userId: dev.userId, email: dev.email, role: 'viewer', addedBy: owner.userId });
+    expect(added.body.data).toMatchObject({
+      userId: dev.userId,
+      email: dev.email,
+      role: 'viewer',
+      addedBy: owner.userId,
+    });
     const list = await members(api, id);
     expect(list.body.data.map((m) => [m.userId, m.role])).toEqual([
       [owner.userId, 'admin'],
@@ -141,7 +148,10 @@ describe('platform API: project members', () => {
       const variants = [
         () => [patch(api, id, owner.userId, { role: 'viewer' }), patch(api, id, second.userId, { role: 'developer' })],
         () => [remove(api, id, owner.userId), remove(api, id, second.userId)],
-        () => [patch(second.api, id, owner.userId, { role: 'viewer' }), patch(api, id, second.userId, { role: 'viewer' })],
+        () => [
+          patch(second.api, id, owner.userId, { role: 'viewer' }),
+          patch(api, id, second.userId, { role: 'viewer' }),
+        ],
       ];
       const statuses = (await Promise.all(variants[round % variants.length]!())).map((r) => r.status);
       expect([round, await adminsOf(id)]).toEqual([round, 1]);

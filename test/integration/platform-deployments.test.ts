@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 
-import { LABELS } from '../../shared/constants';
-import { createLogStore } from '../../shared/deployments/logs-store';
-import type { MetricsSample } from '../../shared/deployments/metrics-store';
-import { ensureMetricsSchedules } from '../../worker/schedules';
+import { LABELS } from '@shared/constants';
+import { createLogStore } from '@shared/deployments/logs-store';
+import type { MetricsSample } from '@shared/deployments/metrics-store';
+import { ensureMetricsSchedules } from '@worker/schedules';
+
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage } from '../helpers/images';

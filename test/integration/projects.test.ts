@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 
-import { LABELS } from '../../shared/constants';
-import { PERMISSIONS } from '../../shared/permissions';
+import { LABELS } from '@shared/constants';
+import { PERMISSIONS } from '@shared/permissions';
+
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage } from '../helpers/images';
@@ -42,7 +43,8 @@ describe('platform API: projects', () => {
   afterAll(() => h?.stop());
 
   const create = (api: Api, body: Record<string, unknown>) => api.post<Answer<Project>>('/platform/projects', body);
-  const put = (api: Api, id: string, body: unknown) => api.call<Answer<Project>>('PUT', `/platform/projects/${id}`, body);
+  const put = (api: Api, id: string, body: unknown) =>
+    api.call<Answer<Project>>('PUT', `/platform/projects/${id}`, body);
   const uniq = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
 
   /** A user of the org with `role` and a token holding every scope its role could use. */
@@ -335,7 +337,9 @@ describe('platform API: projects', () => {
     const r = await client(h, t.body.data.token).del<Answer>(`/platform/projects/${p.id}?force=true`);
     expect(r.status).toBe(403);
     expect(r.body.message).toMatch(/deployment\.manage/);
-    expect((await api.get<{ status: string }>(`/compat/deployments/${d.body.deploymentId}`)).body.status).toBe('running');
+    expect((await api.get<{ status: string }>(`/compat/deployments/${d.body.deploymentId}`)).body.status).toBe(
+      'running',
+    );
     expect((await api.get(`/platform/projects/${p.id}`)).status).toBe(200);
     expect((await api.del(`/platform/projects/${p.id}?force=yes`)).status).toBe(400);
     await api.destroyAndWait(d.body.deploymentId!);

@@ -3,12 +3,12 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-import { startStack } from '../../scripts/stack';
-import { edge } from '../../scripts/stack/edge';
-import { type Part, redis, temporal } from '../../scripts/stack/parts';
-import { ensurePortFree } from '../../scripts/stack/ports';
-import { freePort } from '../../scripts/stack/process';
-import { StackError } from '../../scripts/stack/stack-error';
+import { startStack } from '@scripts/stack';
+import { edge } from '@scripts/stack/edge';
+import { type Part, redis, temporal } from '@scripts/stack/parts';
+import { ensurePortFree } from '@scripts/stack/ports';
+import { freePort } from '@scripts/stack/process';
+import { StackError } from '@scripts/stack/stack-error';
 
 /**
  * Another program's server, recording every connection made to it: start-up must refuse its port without ever

@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-import { StackError } from '../../scripts/stack/stack-error';
-import { ensureGoTool, type GoTool } from '../../scripts/stack/tools';
+import { StackError } from '@scripts/stack/stack-error';
+import { ensureGoTool, type GoTool } from '@scripts/stack/tools';
 
 /**
  * Tool provisioning on a real Go toolchain and the real module proxy, with a module small enough to build in a

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 
-import { createQuota, quotaRecords } from '../../api/features/deployments/quota';
-import { createDeploymentStore } from '../../shared/deployments/store';
-import type { DeploymentRecord } from '../../shared/deployments/types';
+import { createQuota, quotaRecords } from '@api/features/deployments/quota';
+import { createDeploymentStore } from '@shared/deployments/store';
+import type { DeploymentRecord } from '@shared/deployments/types';
+
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 

@@ -4,7 +4,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
-import { createDeploymentStore } from '../../shared/deployments/store';
+import { createDeploymentStore } from '@shared/deployments/store';
+
 import { type ApiResponse, client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
 import { readResult } from '../helpers/mcp';

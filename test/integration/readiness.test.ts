@@ -1,8 +1,9 @@
 import { Client, Connection } from '@temporalio/client';
 
-import { checkReadiness } from '../../api/http/readiness';
-import { connectMongo } from '../../shared/db/mongo';
-import { createRedis } from '../../shared/redis';
+import { checkReadiness } from '@api/http/readiness';
+import { connectMongo } from '@shared/db/mongo';
+import { createRedis } from '@shared/redis';
+
 import { startHarness } from '../helpers/harness';
 
 describe('/healthz and /readyz (real FerretDB, Redis and Temporal)', () => {

@@ -4,11 +4,12 @@ import fs from 'node:fs/promises';
 import type Docker from 'dockerode';
 import { request } from 'undici';
 
-import { LABELS } from '../../shared/constants';
-import type { ReconcileReport } from '../../shared/contracts/reconcile';
-import { deploymentHost } from '../../shared/edge';
-import { instanceId } from '../../shared/instance';
-import { ensureReconcileSchedule } from '../../worker/schedules';
+import { LABELS } from '@shared/constants';
+import type { ReconcileReport } from '@shared/contracts/reconcile';
+import { deploymentHost } from '@shared/edge';
+import { instanceId } from '@shared/instance';
+import { ensureReconcileSchedule } from '@worker/schedules';
+
 import { client } from '../helpers/client';
 import { edgeAgent, edgeGet } from '../helpers/edge';
 import { eventually, type Harness, startHarness } from '../helpers/harness';

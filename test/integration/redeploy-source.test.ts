@@ -4,8 +4,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
-import { LABELS } from '../../shared/constants';
-import { createDockerClient } from '../../shared/engine/docker-client';
+import { LABELS } from '@shared/constants';
+import { createDockerClient } from '@shared/engine/docker-client';
+
 import { buildBaseImages } from '../helpers/base-images';
 import { client } from '../helpers/client';
 import { type GitServer, startGitServer } from '../helpers/git-server';

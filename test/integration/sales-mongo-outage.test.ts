@@ -4,8 +4,9 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-import { mongodb, type PartResult } from '../../scripts/stack/parts';
-import { freePort } from '../../scripts/stack/process';
+import { mongodb, type PartResult } from '@scripts/stack/parts';
+import { freePort } from '@scripts/stack/process';
+
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 

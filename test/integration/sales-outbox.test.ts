@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 
 import type { ScheduleHandle } from '@temporalio/client';
 
-import { ensureWebhookOutboxSchedule } from '../../worker/schedules';
+import { ensureWebhookOutboxSchedule } from '@worker/schedules';
+
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { startReceiver } from '../helpers/receiver';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
-import { connectMongo, type Database } from '../../shared/db/mongo';
-import { type AttemptRecord, createSalesStore, type SalesStore } from '../../shared/sales/store';
+import { connectMongo, type Database } from '@shared/db/mongo';
+import { type AttemptRecord, createSalesStore, type SalesStore } from '@shared/sales/store';
 
 /** The sales store on the real FerretDB: what must hold under concurrency does. */
 describe('sales store', () => {

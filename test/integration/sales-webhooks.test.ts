@@ -1,7 +1,8 @@
 import http from 'node:http';
 
-import { createSalesReceiver } from '../../examples/sales-receiver/receiver';
-import { signSalesBody, verifySalesSignature, verifyStandardWebhook } from '../../shared/sales/signature';
+import { createSalesReceiver } from '@examples/sales-receiver/receiver';
+import { signSalesBody, verifySalesSignature, verifyStandardWebhook } from '@shared/sales/signature';
+
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { startReceiver } from '../helpers/receiver';

@@ -3,9 +3,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { APP_UID, DEFAULT_BASE_IMAGES } from '../../shared/build/base-images';
-import { processRegistries } from '../../shared/build/registries';
-import { LABELS } from '../../shared/constants';
+import { APP_UID, DEFAULT_BASE_IMAGES } from '@shared/build/base-images';
+import { processRegistries } from '@shared/build/registries';
+import { LABELS } from '@shared/constants';
+
 import { BASE_IMAGES } from '../helpers/base-images';
 import { client } from '../helpers/client';
 import { type GitServer, startGitServer } from '../helpers/git-server';

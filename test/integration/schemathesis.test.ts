@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-import { ensureSchemathesis } from '../../scripts/stack/schemathesis';
+import { ensureSchemathesis } from '@scripts/stack/schemathesis';
+
 import { type Harness, startHarness } from '../helpers/harness';
 
 const execFileAsync = promisify(execFile);

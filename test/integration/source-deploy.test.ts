@@ -5,9 +5,10 @@ import path from 'node:path';
 
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 
-import { LABELS } from '../../shared/constants';
-import { createDockerClient } from '../../shared/engine/docker-client';
-import { ensureUploadExpirySchedule } from '../../worker/schedules';
+import { LABELS } from '@shared/constants';
+import { createDockerClient } from '@shared/engine/docker-client';
+import { ensureUploadExpirySchedule } from '@worker/schedules';
+
 import { buildBaseImages } from '../helpers/base-images';
 import { client } from '../helpers/client';
 import { type GitServer, startGitServer } from '../helpers/git-server';

@@ -7,7 +7,8 @@ import { promisify } from 'node:util';
 
 import type Docker from 'dockerode';
 
-import { createDockerClient } from '../../shared/engine/docker-client';
+import { createDockerClient } from '@shared/engine/docker-client';
+
 import { BASE_IMAGES, buildBaseImages } from '../helpers/base-images';
 import { type GitServer, startGitServer } from '../helpers/git-server';
 

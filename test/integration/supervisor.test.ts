@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { type Crash, supervise, type Supervisor } from '../../scripts/stack/supervisor';
+import { type Crash, supervise, type Supervisor } from '@scripts/stack/supervisor';
 
 /** Real child processes under the supervisor `npm start` runs the api and the worker with. */
 let dir: string;

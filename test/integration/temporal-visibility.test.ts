@@ -3,10 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { msToTs } from '@temporalio/common/lib/time';
 import { workflowMetadataQuery } from '@temporalio/workflow';
 
-import { SEARCH_ATTRIBUTES } from '../../shared/constants';
-import { deploymentWorkflowId } from '../../shared/contracts/deployment';
-import { ensureSearchAttributes } from '../../shared/temporal';
-import { PHASE_WORDS } from '../../workflows/deployment/failures';
+import { SEARCH_ATTRIBUTES } from '@shared/constants';
+import { deploymentWorkflowId } from '@shared/contracts/deployment';
+import { ensureSearchAttributes } from '@shared/temporal';
+import { PHASE_WORDS } from '@workflows/deployment/failures';
+
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage } from '../helpers/images';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
-import { PERMISSIONS } from '../../shared/permissions';
+import { PERMISSIONS } from '@shared/permissions';
+
 import { client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
 
@@ -97,7 +98,10 @@ describe('platform API: users of an organisation', () => {
     const owner = await h.newOrg();
     const api = client(h, owner.token);
     const last = await setRole(api, owner.userId, 'admin');
-    expect([last.status, last.body.message]).toEqual([400, expect.stringMatching(/last owner .* make another user owner first/)]);
+    expect([last.status, last.body.message]).toEqual([
+      400,
+      expect.stringMatching(/last owner .* make another user owner first/),
+    ]);
     expect((await setRole(api, owner.userId, 'owner')).status).toBe(200);
     expect((await setRole(api, owner.userId, 'boss')).status).toBe(400);
 

@@ -2,14 +2,10 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import {
-  type AttemptInput,
-  createAttemptActivities,
-  type SendResult,
-} from '../../activities/webhook-delivery/attempts';
-import { connectMongo, type Database } from '../../shared/db/mongo';
-import type { LookupAll } from '../../shared/net-guard';
-import { createSalesStore, type SalesStore } from '../../shared/sales/store';
+import { type AttemptInput, createAttemptActivities, type SendResult } from '@activities/webhook-delivery/attempts';
+import { connectMongo, type Database } from '@shared/db/mongo';
+import type { LookupAll } from '@shared/net-guard';
+import { createSalesStore, type SalesStore } from '@shared/sales/store';
 
 /**
  * The delivery activity's real connection path (undici, real sockets, real FerretDB) against receivers on

@@ -1,9 +1,9 @@
-import { aiClientOptionsFrom } from '../../shared/ai/client';
-import { errorForStatus, providerText, retryAfterMs } from '../../shared/ai/errors';
-import { collectAnswer } from '../../shared/ai/turn';
-import type { ChatEvent } from '../../shared/ai/types';
-import { aiProviderView, CreateAiProviderRequest, UpdateAiProviderRequest } from '../../shared/ai-providers/schemas';
-import { parseConfig } from '../../shared/config';
+import { aiClientOptionsFrom } from '@shared/ai/client';
+import { errorForStatus, providerText, retryAfterMs } from '@shared/ai/errors';
+import { collectAnswer } from '@shared/ai/turn';
+import type { ChatEvent } from '@shared/ai/types';
+import { aiProviderView, CreateAiProviderRequest, UpdateAiProviderRequest } from '@shared/ai-providers/schemas';
+import { parseConfig } from '@shared/config';
 
 describe('provider errors', () => {
   it('reads retry-after as seconds, as an HTTP date, and OpenAI’s retry-after-ms', () => {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { compilerOptionsAt, findCycles, importGraph, repositoryCycles, sourceFiles } from '../../scripts/import-cycles';
+import { compilerOptionsAt, findCycles, importGraph, repositoryCycles, sourceFiles } from '@scripts/import-cycles';
 
 const root = path.resolve(__dirname, '../..');
 const rel = (file: string) => path.relative(root, file);

@@ -1,5 +1,5 @@
-import { deriveAudit } from '../../api/http/audit';
-import { outcomeOf } from '../../shared/audit/event';
+import { deriveAudit } from '@api/http/audit';
+import { outcomeOf } from '@shared/audit/event';
 
 type M = 'post' | 'put' | 'patch' | 'delete';
 

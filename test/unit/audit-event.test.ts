@@ -1,4 +1,4 @@
-import { auditEvent } from '../../shared/audit/event';
+import { auditEvent } from '@shared/audit/event';
 
 const principal = { org: { _id: 'o1' }, user: { _id: 'u1' }, token: { _id: 't1' } };
 

@@ -1,7 +1,7 @@
-import { createAuthz, type Memberships } from '../../shared/authz/authorize';
-import { AppError } from '../../shared/errors';
-import type { Principal } from '../../shared/identity/service';
-import { type OrgRole, type Permission, PERMISSIONS, type ProjectRole } from '../../shared/permissions';
+import { createAuthz, type Memberships } from '@shared/authz/authorize';
+import { AppError } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
+import { type OrgRole, type Permission, PERMISSIONS, type ProjectRole } from '@shared/permissions';
 
 /** Memberships as the projects store answers them: a table of (project, user) → role, nothing more. */
 function memberships(table: Record<string, ProjectRole>): Memberships {

@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 
 import tar from 'tar-fs';
 
-import { buildContext } from '../../shared/build/context';
+import { buildContext } from '@shared/build/context';
 
 describe('buildContext', () => {
   let dir: string;

@@ -1,4 +1,4 @@
-import { lineAssembler } from '../../shared/build/lines';
+import { lineAssembler } from '@shared/build/lines';
 
 const collect = (pieces: string[], maxLine?: number) => {
   const out: string[] = [];

@@ -12,7 +12,7 @@ import {
   staticSiteLines,
   USER_LINE,
   withBuildOnly,
-} from '../../shared/build/plan-common';
+} from '@shared/build/plan-common';
 
 describe('the build-only step', () => {
   it('is the bare install when there is nothing to set', () => {

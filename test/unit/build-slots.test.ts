@@ -1,4 +1,4 @@
-import { buildResourceOptions, createBuildSlots, outOfMemory } from '../../shared/build/sandbox';
+import { buildResourceOptions, createBuildSlots, outOfMemory } from '@shared/build/sandbox';
 
 describe('createBuildSlots', () => {
   const never = new AbortController().signal;

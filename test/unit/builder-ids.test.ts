@@ -1,4 +1,4 @@
-import { derivedUuid } from '../../shared/builder/ids';
+import { derivedUuid } from '@shared/builder/ids';
 
 const UUID_V8 = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

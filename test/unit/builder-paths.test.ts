@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 
 import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 
-import { SaveFilesRequest } from '../../api/features/builder/schemas';
-import { PATH_DOCUMENT_PATTERN, PATH_PATTERN, pathProblem } from '../../shared/builder/files';
+import { SaveFilesRequest } from '@api/features/builder/schemas';
+import { PATH_DOCUMENT_PATTERN, PATH_PATTERN, pathProblem } from '@shared/builder/files';
 
 const REFUSED: [string, string, RegExp][] = [
   ['.git at the root', '.git/config', /\.git segment/],

@@ -1,5 +1,5 @@
-import { checkModel } from '../../api/features/builder/provider-choice';
-import { AppError } from '../../shared/errors';
+import { checkModel } from '@api/features/builder/provider-choice';
+import { AppError } from '@shared/errors';
 
 const provider = { name: 'Local', defaultModel: 'small', models: ['large'] };
 

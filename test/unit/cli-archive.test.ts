@@ -4,8 +4,8 @@ import path from 'node:path';
 
 import yauzl from 'yauzl';
 
-import { packDirectory } from '../../cli/archive';
-import { printable } from '../../cli/view';
+import { packDirectory } from '@cli/archive';
+import { printable } from '@cli/view';
 
 async function tree(files: Record<string, string>): Promise<string> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-cli-pack-'));

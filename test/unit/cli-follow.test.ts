@@ -1,7 +1,7 @@
-import { paceOf } from '../../cli/api';
-import { logCursor } from '../../cli/cursor';
-import { timeline } from '../../cli/timeline';
-import type { LogLine, StatusEvent } from '../../cli/view';
+import { paceOf } from '@cli/api';
+import { logCursor } from '@cli/cursor';
+import { timeline } from '@cli/timeline';
+import type { LogLine, StatusEvent } from '@cli/view';
 
 const status = (s: string, at: string): StatusEvent => ({ status: s, message: s, at });
 const line = (message: string, timestamp: string, stream = 'build'): LogLine => ({ timestamp, stream, message });

@@ -2,13 +2,13 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { packDirectory } from '../../cli/archive';
-import { rollbackArgs, scaleArgs } from '../../cli/commands/control';
-import { baseNameOf, envChange, nameFrom } from '../../cli/commands/source';
-import { CliError } from '../../cli/errors';
-import { ignoresLink, linkFile, readLink, removeLink, writeLink } from '../../cli/link';
-import { pickByName } from '../../cli/target';
-import type { DeploymentView } from '../../cli/view';
+import { packDirectory } from '@cli/archive';
+import { rollbackArgs, scaleArgs } from '@cli/commands/control';
+import { baseNameOf, envChange, nameFrom } from '@cli/commands/source';
+import { CliError } from '@cli/errors';
+import { ignoresLink, linkFile, readLink, removeLink, writeLink } from '@cli/link';
+import { pickByName } from '@cli/target';
+import type { DeploymentView } from '@cli/view';
 
 const link = { deploymentId: '3f2b0c1e-1111-4222-8333-444455556666', name: 'site', apiUrl: 'http://localhost:3000' };
 

@@ -2,8 +2,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { closeName, editDistance } from '../../shared/build/close-name';
-import { sourcePackageNames } from '../../shared/build/package-names';
+import { closeName, editDistance } from '@shared/build/close-name';
+import { sourcePackageNames } from '@shared/build/package-names';
 
 describe('close names', () => {
   it.each([

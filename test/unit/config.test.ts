@@ -1,4 +1,4 @@
-import { ConfigError, parseConfig } from '../../shared/config';
+import { ConfigError, parseConfig } from '@shared/config';
 
 describe('config', () => {
   it('defaults to the embedded local stack', () => {

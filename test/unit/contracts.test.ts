@@ -1,11 +1,12 @@
-import { BUILDER_GIT_IMPORT_WORKFLOW, BUILDER_GIT_PUSH_WORKFLOW } from '../../shared/contracts/builder-git';
-import { BUILDER_TURN_WORKFLOW } from '../../shared/contracts/builder-turn';
-import { DEPLOYMENT_WORKFLOW } from '../../shared/contracts/deployment';
-import { METRICS_WORKFLOWS } from '../../shared/contracts/metrics';
-import { RECONCILE_WORKFLOW } from '../../shared/contracts/reconcile';
-import { SANDBOX_WORKFLOW } from '../../shared/contracts/sandbox';
-import { UPLOAD_EXPIRY_WORKFLOW } from '../../shared/contracts/upload-expiry';
-import { WEBHOOK_WORKFLOWS } from '../../shared/contracts/webhook-delivery';
+import { BUILDER_GIT_IMPORT_WORKFLOW, BUILDER_GIT_PUSH_WORKFLOW } from '@shared/contracts/builder-git';
+import { BUILDER_TURN_WORKFLOW } from '@shared/contracts/builder-turn';
+import { DEPLOYMENT_WORKFLOW } from '@shared/contracts/deployment';
+import { METRICS_WORKFLOWS } from '@shared/contracts/metrics';
+import { RECONCILE_WORKFLOW } from '@shared/contracts/reconcile';
+import { SANDBOX_WORKFLOW } from '@shared/contracts/sandbox';
+import { UPLOAD_EXPIRY_WORKFLOW } from '@shared/contracts/upload-expiry';
+import { WEBHOOK_WORKFLOWS } from '@shared/contracts/webhook-delivery';
+
 import * as bundle from '../../workflows';
 
 /**

@@ -35,12 +35,12 @@ let dir: string;
 const savedPath = process.env.PATH;
 
 /** A fresh copy of the module per test: its queue and "lists updated" state are per process. */
-function load(): typeof import('../../scripts/stack/debian') {
-  let mod!: typeof import('../../scripts/stack/debian');
+function load(): typeof import('@scripts/stack/debian') {
+  let mod!: typeof import('@scripts/stack/debian');
   jest.isolateModules(() => {
     // A synchronous require is what isolateModules scopes; a dynamic import() would need a file extension here.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    mod = require('../../scripts/stack/debian') as typeof import('../../scripts/stack/debian');
+    mod = require('@scripts/stack/debian') as typeof import('@scripts/stack/debian');
   });
   return mod;
 }

@@ -1,6 +1,6 @@
-import { errorResult } from '../../api/mcp/errors';
-import { deploymentNotFound } from '../../shared/deployments/errors';
-import { AppError } from '../../shared/errors';
+import { errorResult } from '@api/mcp/errors';
+import { deploymentNotFound } from '@shared/deployments/errors';
+import { AppError } from '@shared/errors';
 
 describe('a deployment not found', () => {
   it('is a 404 naming the ID in its message and details, the same for an unknown ID and one of another org', () => {

@@ -1,4 +1,4 @@
-import { DeploymentStatus, envNamesOf, Provider } from '../../shared/deployments/types';
+import { DeploymentStatus, envNamesOf, Provider } from '@shared/deployments/types';
 
 describe('deployment records', () => {
   it('show the names of sealed environment values, sorted', () => {

@@ -2,8 +2,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { BuildPlanError, planBuild } from '../../shared/build/detect';
-import { hostRegistries } from '../../shared/build/registries';
+import { BuildPlanError, planBuild } from '@shared/build/detect';
+import { hostRegistries } from '@shared/build/registries';
 
 const BASES = { node: 'slipway/node', static: 'slipway/static', python: 'slipway/python' };
 

@@ -3,7 +3,7 @@ import {
   inspectDockerfile,
   inspectOnbuildTrigger,
   REMOTE_ADD_REFUSED,
-} from '../../shared/build/dockerfile-policy';
+} from '@shared/build/dockerfile-policy';
 
 const refs = (text: string) => inspectDockerfile(text).map((u) => `${u.instruction} ${u.ref}`);
 const refused = (text: string, why: string | RegExp) => {

@@ -17,7 +17,7 @@ import {
   shortId,
   stoppedRoute,
   upstreamFor,
-} from '../../shared/edge/routes';
+} from '@shared/edge/routes';
 
 describe('route ids', () => {
   it("names a deployment's route by its id and reads the id back", () => {

@@ -1,7 +1,7 @@
 import type Docker from 'dockerode';
 
-import { toInstance, toStatus } from '../../activities/providers/engine-instances';
-import { LABELS } from '../../shared/constants';
+import { toInstance, toStatus } from '@activities/providers/engine-instances';
+import { LABELS } from '@shared/constants';
 
 const at = { publicHost: 'apps.example.test', bindIp: '0.0.0.0' };
 const NEVER = '0001-01-01T00:00:00Z';

@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 
-import { containerIps, instanceNameOf, selectInstances, stoppedByUs } from '../../shared/engine/instances';
+import { containerIps, instanceNameOf, selectInstances, stoppedByUs } from '@shared/engine/instances';
 
 /** The parts of an engine's inspect answer these read; the rest of the type is irrelevant here. */
 const inspected = (over: {

@@ -1,6 +1,6 @@
 import net from 'node:net';
 
-import { listeningPorts, parseProcNetTcp } from '../../shared/engine/listening';
+import { listeningPorts, parseProcNetTcp } from '@shared/engine/listening';
 
 const HEADER = '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode';
 const row = (local: string, remote: string, state: string) =>

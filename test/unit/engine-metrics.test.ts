@@ -1,4 +1,4 @@
-import { type EngineStats, metricsFrom } from '../../shared/engine/observe';
+import { type EngineStats, metricsFrom } from '@shared/engine/observe';
 
 /** Stats answers shaped as the engine sends them on cgroup v1 and v2 hosts; the figures are docker stats's. */
 const base = {

@@ -1,6 +1,6 @@
-import { causeInLines, collapseRepeats } from '../../shared/deployments/evidence';
-import { hintFor } from '../../shared/deployments/hints';
-import { registryUnreachableMessage, unreachableReason, unreachableRegistryIn } from '../../shared/images/pull-failure';
+import { causeInLines, collapseRepeats } from '@shared/deployments/evidence';
+import { hintFor } from '@shared/deployments/hints';
+import { registryUnreachableMessage, unreachableReason, unreachableRegistryIn } from '@shared/images/pull-failure';
 
 // A crash as Node prints it: the stack, then the error, then the Node version, on every start.
 const NODE_CRASH = [

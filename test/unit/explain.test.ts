@@ -1,4 +1,4 @@
-import { explainBuildFailure } from '../../shared/build/explain';
+import { explainBuildFailure } from '@shared/build/explain';
 
 // Raw output as npm 9 (Debian trixie), pip 25 and the Docker 20.10 classic builder print it.
 const exit = (code: number, cmd: string) => `The command '/bin/sh -c ${cmd}' returned a non-zero code: ${code}`;

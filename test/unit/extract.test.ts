@@ -2,7 +2,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { ExtractError, extractZip, soleTopLevelDir } from '../../shared/build/extract';
+import { ExtractError, extractZip, soleTopLevelDir } from '@shared/build/extract';
+
 import { makeZip, rawZip } from '../helpers/zip';
 
 const LIMITS = { maxEntries: 50, maxUncompressedBytes: 1024 * 1024 };

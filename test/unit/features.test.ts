@@ -1,9 +1,9 @@
 import { z } from 'zod';
 
-import type { Core } from '../../api/core';
-import { composeFeatures, defineFeature, featureList } from '../../api/features/feature';
-import { route } from '../../api/http/routes';
-import { defineTool, READ } from '../../api/mcp/tool';
+import type { Core } from '@api/core';
+import { composeFeatures, defineFeature, featureList } from '@api/features/feature';
+import { route } from '@api/http/routes';
+import { defineTool, READ } from '@api/mcp/tool';
 
 /** The composition reads nothing of the core but hands it on: a marker object stands in for it here. */
 const core = { config: { marker: 'core' } } as unknown as Core;

@@ -1,4 +1,4 @@
-import { explainCloneFailure, explainPushFailure } from '../../shared/build/git';
+import { explainCloneFailure, explainPushFailure } from '@shared/build/git';
 
 describe('a failed clone, in our words', () => {
   const url = 'http://127.0.0.1:40195/acme/missing.git';

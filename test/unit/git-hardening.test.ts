@@ -1,4 +1,4 @@
-import { hardenedGit, pinnedAddress } from '../../shared/build/git-hardening';
+import { hardenedGit, pinnedAddress } from '@shared/build/git-hardening';
 
 const v4 = { host: 'git.example.com', port: 443, address: '93.184.216.34', family: 4 as const };
 const v6 = { host: 'git.example.com', port: 8443, address: '2606:2800:220:1::1', family: 6 as const };

@@ -1,4 +1,4 @@
-import { generateToken, hashToken, TOKEN_PATTERN, TOKEN_PREFIX } from '../../shared/identity/tokens';
+import { generateToken, hashToken, TOKEN_PATTERN, TOKEN_PREFIX } from '@shared/identity/tokens';
 
 describe('access tokens', () => {
   it('carry the vendor prefix and 43 base62 characters (256 bits)', () => {

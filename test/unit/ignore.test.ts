@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-import { ifAbsent, ignore, isAbsent } from '../../shared/ignore';
+import { ifAbsent, ignore, isAbsent } from '@shared/ignore';
 
 const root = path.join(__dirname, '..', '..');
 

@@ -1,5 +1,5 @@
-import { unsafeEnginePath } from '../../shared/engine/docker-client';
-import { formatImageReference, parseImageReference } from '../../shared/images/reference';
+import { unsafeEnginePath } from '@shared/engine/docker-client';
+import { formatImageReference, parseImageReference } from '@shared/images/reference';
 
 const normalised = (text: string) => formatImageReference(parseImageReference(text));
 

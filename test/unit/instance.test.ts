@@ -1,4 +1,4 @@
-import { instanceId } from '../../shared/instance';
+import { instanceId } from '@shared/instance';
 
 const cfg = {
   SLIPWAY_INSTANCE: undefined,

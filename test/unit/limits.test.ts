@@ -1,5 +1,5 @@
-import { parseConfig } from '../../shared/config';
-import { limitRules, limitWords, windowWords } from '../../shared/limits';
+import { parseConfig } from '@shared/config';
+import { limitRules, limitWords, windowWords } from '@shared/limits';
 
 describe('rate limits in words', () => {
   const rules = limitRules(parseConfig({}));

@@ -1,6 +1,6 @@
 import type { LookupAddress } from 'node:dns';
 
-import { localhostLookup } from '../../shared/localhost-lookup';
+import { localhostLookup } from '@shared/localhost-lookup';
 
 const lookupOne = (host: string) =>
   new Promise<{ address: string; family: number }>((resolve, reject) =>

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 
-import { createLogger } from '../../shared/logger';
+import { createLogger } from '@shared/logger';
 
 /** The log lines `fn` writes, parsed. */
 function linesOf(fn: (log: ReturnType<typeof createLogger>) => void): Record<string, unknown>[] {

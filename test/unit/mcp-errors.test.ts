@@ -1,5 +1,5 @@
-import { errorResult } from '../../api/mcp/errors';
-import { AppError } from '../../shared/errors';
+import { errorResult } from '@api/mcp/errors';
+import { AppError } from '@shared/errors';
 
 const textOf = (r: ReturnType<typeof errorResult>) => (r.content[0] as { type: 'text'; text: string }).text;
 

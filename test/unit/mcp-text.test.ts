@@ -1,4 +1,4 @@
-import { capTail, clean, fence } from '../../api/mcp/text';
+import { capTail, clean, fence } from '@api/mcp/text';
 
 describe('MCP log text', () => {
   it('fences lines under a random name the app cannot print, without its escape sequences', () => {

@@ -1,4 +1,4 @@
-import { bucketSamples, type MetricsSample } from '../../shared/deployments/metrics-store';
+import { bucketSamples, type MetricsSample } from '@shared/deployments/metrics-store';
 
 const sample = (
   instance: string,

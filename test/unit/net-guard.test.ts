@@ -4,7 +4,7 @@ import {
   OutboundTargetError,
   privateTargetReason,
   resolveTarget,
-} from '../../shared/net-guard';
+} from '@shared/net-guard';
 
 /** A resolver that answers from a table, as a DNS server under the attacker's control would. */
 const fakeDns =

@@ -11,7 +11,7 @@ import {
   PROJECT_ROLES,
   projectRoleAllows,
   roleAllows,
-} from '../../shared/permissions';
+} from '@shared/permissions';
 
 describe('the permissions table', () => {
   it('gives owners and admins everything, and keeps the organisation-only permissions from everyone else', () => {

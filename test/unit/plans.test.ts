@@ -1,6 +1,6 @@
-import { PROVIDERS } from '../../shared/deployments/types';
-import { PLANS } from '../../shared/identity/store';
-import { PLAN_POLICIES } from '../../shared/plans';
+import { PROVIDERS } from '@shared/deployments/types';
+import { PLANS } from '@shared/identity/store';
+import { PLAN_POLICIES } from '@shared/plans';
 
 describe('plan policies', () => {
   it('keep free organisations on the local engine', () => {

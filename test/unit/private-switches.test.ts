@@ -2,10 +2,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { baseUrlRefusal } from '../../shared/ai-providers/base-url';
-import { cloneRepository } from '../../shared/build/git';
-import { registryRefusal } from '../../shared/images/registry-guard';
-import type { LookupAll } from '../../shared/net-guard';
+import { baseUrlRefusal } from '@shared/ai-providers/base-url';
+import { cloneRepository } from '@shared/build/git';
+import { registryRefusal } from '@shared/images/registry-guard';
+import type { LookupAll } from '@shared/net-guard';
 
 /** A resolver that answers from a table, as a DNS server under the attacker's control would. */
 const fakeDns =

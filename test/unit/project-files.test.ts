@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { extractZip } from '../../shared/build/extract';
+import { extractZip } from '@shared/build/extract';
 import {
   checkProjectFiles,
   decodeFiles,
@@ -10,7 +10,7 @@ import {
   INLINE_FILE_LIMITS,
   type ProjectFile,
   zipProjectFiles,
-} from '../../shared/uploads/files';
+} from '@shared/uploads/files';
 
 const BUILD = { BUILD_MAX_ENTRIES: 20_000, BUILD_MAX_UNCOMPRESSED_BYTES: 1 << 30, UPLOAD_MAX_BYTES: 100 << 20 };
 const file = (p: string, content = 'x'): ProjectFile => ({ path: p, bytes: Buffer.from(content) });

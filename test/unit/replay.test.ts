@@ -4,6 +4,8 @@ import path from 'node:path';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 
+import { workflowBundlerOptions } from '@shared/aliases';
+
 import { carriesSecret, historyFromJSON, historyStrings } from '../helpers/history-json';
 
 /**
@@ -27,7 +29,11 @@ describe('replay of histories recorded from earlier workflow code', () => {
     // The replay worker's INFO lines (bundle sizes) would bury the test output.
     Runtime.install({ logger: new DefaultLogger('WARN') });
     const histories = fixtures.map((f) => ({ workflowId: f.workflowId, history: historyFromJSON(JSON.parse(f.json)) }));
-    for await (const r of Worker.runReplayHistories({ workflowsPath }, histories)) results.set(r.workflowId, r.error);
+    for await (const r of Worker.runReplayHistories(
+      { workflowsPath, bundlerOptions: workflowBundlerOptions },
+      histories,
+    ))
+      results.set(r.workflowId, r.error);
   }, 180_000);
 
   it('has the recorded scenarios: deployments closed and still open, webhook deliveries, the schedules', () => {
@@ -59,7 +65,10 @@ describe('replay of histories recorded from earlier workflow code', () => {
     const f = fixtures.find((x) => x.workflowId === 'deployment-image-running-destroyed')!;
     await expect(
       Worker.runReplayHistory(
-        { workflowsPath: require.resolve('../fixtures/replay/altered-workflows') },
+        {
+          workflowsPath: require.resolve('../fixtures/replay/altered-workflows'),
+          bundlerOptions: workflowBundlerOptions,
+        },
         historyFromJSON(JSON.parse(f.json)),
         f.workflowId,
       ),

@@ -1,5 +1,5 @@
-import type { Logger } from '../../shared/logger';
-import { currentRequestId, logFailure, runWithRequestContext } from '../../shared/request-context';
+import type { Logger } from '@shared/logger';
+import { currentRequestId, logFailure, runWithRequestContext } from '@shared/request-context';
 
 const tick = () => new Promise((r) => setTimeout(r, 1));
 

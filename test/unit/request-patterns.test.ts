@@ -1,14 +1,14 @@
-import { SandboxRequest } from '../../api/features/builder/routes.sandbox';
-import { PlatformLogsQuery } from '../../api/features/deployments/schemas.platform';
-import { CreateSecretRequest } from '../../api/features/secrets/schemas';
-import { CreateTokenRequest } from '../../api/features/tokens/schemas';
-import { text } from '../../api/http/fields';
-import { queryInt } from '../../api/http/fields';
-import { normalizeBaseUrl } from '../../shared/ai-providers/base-url';
-import { BASE_URL, CreateAiProviderRequest, UpdateAiProviderRequest } from '../../shared/ai-providers/schemas';
-import { PATH_DOCUMENT_PATTERN, PATH_PATTERN } from '../../shared/builder/files';
-import { IMAGE_REFERENCE, imageReferenceProblem } from '../../shared/images/reference';
-import { integerRangePattern } from '../../shared/patterns';
+import { SandboxRequest } from '@api/features/builder/routes.sandbox';
+import { PlatformLogsQuery } from '@api/features/deployments/schemas.platform';
+import { CreateSecretRequest } from '@api/features/secrets/schemas';
+import { CreateTokenRequest } from '@api/features/tokens/schemas';
+import { text } from '@api/http/fields';
+import { queryInt } from '@api/http/fields';
+import { normalizeBaseUrl } from '@shared/ai-providers/base-url';
+import { BASE_URL, CreateAiProviderRequest, UpdateAiProviderRequest } from '@shared/ai-providers/schemas';
+import { PATH_DOCUMENT_PATTERN, PATH_PATTERN } from '@shared/builder/files';
+import { IMAGE_REFERENCE, imageReferenceProblem } from '@shared/images/reference';
+import { integerRangePattern } from '@shared/patterns';
 
 /**
  * The patterns the OpenAPI document states must say what the server checks: a value one admits and the other refuses

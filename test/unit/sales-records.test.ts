@@ -1,5 +1,5 @@
-import { addInterval, derivedId, eventPayload, saleCompletedEventId } from '../../shared/sales/records';
-import type { ProductRecord, SaleRecord, SubscriptionRecord } from '../../shared/sales/store';
+import { addInterval, derivedId, eventPayload, saleCompletedEventId } from '@shared/sales/records';
+import type { ProductRecord, SaleRecord, SubscriptionRecord } from '@shared/sales/store';
 
 const at = (iso: string) => new Date(iso);
 

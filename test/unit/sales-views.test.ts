@@ -1,5 +1,5 @@
-import { attemptView, deliverySummary, deliveryView } from '../../api/features/sales/views';
-import type { AttemptRecord, EventRecord } from '../../shared/sales/store';
+import { attemptView, deliverySummary, deliveryView } from '@api/features/sales/views';
+import type { AttemptRecord, EventRecord } from '@shared/sales/store';
 
 const attempt = (n: number, over: Partial<AttemptRecord> = {}): AttemptRecord => ({
   number: n,

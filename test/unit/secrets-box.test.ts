@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-import { createSecretBox, requiredSecretBox, secretBoxFrom } from '../../shared/secrets/box';
+import { createSecretBox, requiredSecretBox, secretBoxFrom } from '@shared/secrets/box';
 
 describe('secret box', () => {
   const box = createSecretBox(randomBytes(32));

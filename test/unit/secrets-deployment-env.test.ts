@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
-import { AppError } from '../../shared/errors';
-import { createEnvSealer } from '../../shared/secrets/deployment-env';
+import { AppError } from '@shared/errors';
+import { createEnvSealer } from '@shared/secrets/deployment-env';
 
 const hexKey = randomBytes(32).toString('hex');
 const d1 = { _id: 'd1', orgId: 'org1' };

@@ -1,4 +1,4 @@
-import { gitSecretRefusal } from '../../shared/secrets/vault';
+import { gitSecretRefusal } from '@shared/secrets/vault';
 
 const secret = { _id: 's1', environment: 'PRODUCTION' as const, allowedHosts: ['github.com', '::1'] };
 const use = (url: string, allowHttp = false) => ({ url, environment: 'PRODUCTION' as const, allowHttp });

@@ -2,8 +2,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { startProcess } from '../../scripts/stack/process';
-import { sharedDaemon } from '../../scripts/stack/shared-daemon';
+import { startProcess } from '@scripts/stack/process';
+import { sharedDaemon } from '@scripts/stack/shared-daemon';
 
 const alive = (pid: number) => {
   try {

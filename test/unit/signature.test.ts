@@ -5,7 +5,7 @@ import {
   standardWebhookSignature,
   verifySalesSignature,
   verifyStandardWebhook,
-} from '../../shared/sales/signature';
+} from '@shared/sales/signature';
 
 describe('sales webhook signatures', () => {
   const body = Buffer.from('{"id":"evt_1","type":"test"}');

@@ -1,12 +1,7 @@
-import {
-  baseImageLabels,
-  baseImageTags,
-  debianMirrorIn,
-  debianSource,
-} from '../../scripts/stack/base-images/catalogue';
-import { aptSources } from '../../scripts/stack/base-images/rootfs';
-import { BASE_IMAGE_LABEL } from '../../shared/build/base-images';
-import { LABELS } from '../../shared/constants';
+import { baseImageLabels, baseImageTags, debianMirrorIn, debianSource } from '@scripts/stack/base-images/catalogue';
+import { aptSources } from '@scripts/stack/base-images/rootfs';
+import { BASE_IMAGE_LABEL } from '@shared/build/base-images';
+import { LABELS } from '@shared/constants';
 
 const trixie = { suite: 'trixie', mirror: 'http://deb.debian.org/debian' };
 

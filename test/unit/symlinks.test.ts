@@ -2,9 +2,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { planBuild } from '../../shared/build/detect';
-import { LABELLED_DOCKERFILE, labelledDockerfile } from '../../shared/build/labelled-dockerfile';
-import { assertSymlinksInside, SymlinkEscapeError, writeOwnFile } from '../../shared/build/symlinks';
+import { planBuild } from '@shared/build/detect';
+import { LABELLED_DOCKERFILE, labelledDockerfile } from '@shared/build/labelled-dockerfile';
+import { assertSymlinksInside, SymlinkEscapeError, writeOwnFile } from '@shared/build/symlinks';
 
 describe('symlinks in a source tree', () => {
   let outer: string;

@@ -1,4 +1,4 @@
-import { compareVersions, goDirective } from '../../scripts/stack/go';
+import { compareVersions, goDirective } from '@scripts/stack/go';
 
 describe('Go toolchain version checks', () => {
   it.each([

@@ -1,4 +1,4 @@
-import { literal } from '../../workflows/deployment/visibility';
+import { literal } from '@workflows/deployment/visibility';
 
 /** The Markdown a code block's content would need to escape it, as CommonMark reads a fence. */
 function contentOf(block: string): string | undefined {

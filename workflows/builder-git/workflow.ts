@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 
-import type { BuilderGitActivities } from '../../activities/builder-git';
-import type { GitImportInput, GitImportResult, PushInput, PushResult } from '../../shared/contracts/builder-git';
+import type { BuilderGitActivities } from '@activities/builder-git';
+import type { GitImportInput, GitImportResult, PushInput, PushResult } from '@shared/contracts/builder-git';
 
 // Bounded by GIT_CLONE_TIMEOUT_S per git command inside; failures that say what was wrong are not retried.
 const { builderGitPush, builderGitImport } = proxyActivities<BuilderGitActivities>({

@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 
-import type { BuilderTurnActivities } from '../../activities/builder-turn';
+import type { BuilderTurnActivities } from '@activities/builder-turn';
 import {
   TURN_ERROR_CODES,
   type TurnChanges,
@@ -8,7 +8,7 @@ import {
   type TurnErrorCode,
   type TurnInput,
   type TurnResult,
-} from '../../shared/contracts/builder-turn';
+} from '@shared/contracts/builder-turn';
 
 /** Tool rounds in one turn: a model that keeps calling tools is stopped here and the turn ends with what it did. */
 const MAX_STEPS = 12;

@@ -1,6 +1,6 @@
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 
-import type { DeploymentActivities } from '../../activities/deployment';
+import type { DeploymentActivities } from '@activities/deployment';
 
 /** Timeouts and retries of the deployment workflow's activities, declared once. */
 

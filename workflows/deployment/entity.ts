@@ -1,6 +1,6 @@
-import type { RecordChange } from '../../activities/deployment/releases';
-import type { DeploymentWorkflowInput, EntityState } from '../../shared/contracts/deployment';
-import type { DeploymentStatus } from '../../shared/deployments/types';
+import type { RecordChange } from '@activities/deployment/releases';
+import type { DeploymentWorkflowInput, EntityState } from '@shared/contracts/deployment';
+import type { DeploymentStatus } from '@shared/deployments/types';
 
 export type RecordExtra = Omit<RecordChange, 'deploymentId' | 'version' | 'status' | 'message'>;
 

@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, log } from '@temporalio/workflow';
 
-import type { FailureDetails } from '../../activities/providers/provider';
+import type { FailureDetails } from '@activities/providers/provider';
 import {
   ALLOWED_COMMANDS,
   COMMAND_FAILED,
@@ -8,8 +8,8 @@ import {
   type CommandFailure,
   type CommandName,
   type CommandRefusal,
-} from '../../shared/contracts/deployment';
-import type { DeploymentFailure, DeploymentStatus, LastFailure } from '../../shared/deployments/types';
+} from '@shared/contracts/deployment';
+import type { DeploymentFailure, DeploymentStatus, LastFailure } from '@shared/deployments/types';
 
 export type Phase = LastFailure['phase'];
 /** lastFailure as the workflow sends it; the activity stamps its time. */

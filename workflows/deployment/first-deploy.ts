@@ -1,7 +1,8 @@
 import { CancellationScope, deprecatePatch, isCancellation } from '@temporalio/workflow';
 
-import type { BuildResult } from '../../activities/deployment/build';
-import type { DeploymentFailure } from '../../shared/deployments/types';
+import type { BuildResult } from '@activities/deployment/build';
+import type { DeploymentFailure } from '@shared/deployments/types';
+
 import {
   builder,
   createRelease,

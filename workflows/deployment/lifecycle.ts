@@ -1,6 +1,7 @@
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
 
-import type { Instance } from '../../activities/providers/provider';
+import type { Instance } from '@activities/providers/provider';
+
 import {
   listInstances,
   removeInstances,

@@ -1,8 +1,9 @@
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
 
-import type { BuildResult } from '../../activities/deployment/build';
-import type { EnvSource } from '../../activities/deployment/releases';
-import type { DeploymentSource } from '../../shared/deployments/types';
+import type { BuildResult } from '@activities/deployment/build';
+import type { EnvSource } from '@activities/deployment/releases';
+import type { DeploymentSource } from '@shared/deployments/types';
+
 import { builder, prepareImage } from './activities';
 import type { Entity } from './entity';
 import { failureReport, type Phase, ReleaseFailed } from './failures';

@@ -1,6 +1,6 @@
-import type { BuildResult } from '../../activities/deployment/build';
-import type { ReleaseSource } from '../../shared/deployments/releases-store';
-import type { DeploymentSource } from '../../shared/deployments/types';
+import type { BuildResult } from '@activities/deployment/build';
+import type { ReleaseSource } from '@shared/deployments/releases-store';
+import type { DeploymentSource } from '@shared/deployments/types';
 
 /**
  * What a release records of the code it runs: the image reference and the image it resolved to, or what its build

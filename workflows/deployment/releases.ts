@@ -1,10 +1,11 @@
 import { CancellationScope, isCancellation, patched, sleep } from '@temporalio/workflow';
 
-import type { EnvSource } from '../../activities/deployment/releases';
-import type { Instance } from '../../activities/providers/provider';
-import type { ReleaseRef } from '../../shared/contracts/deployment';
-import type { ReleaseSource, ReleaseTrigger } from '../../shared/deployments/releases-store';
-import type { DeploymentStatus } from '../../shared/deployments/types';
+import type { EnvSource } from '@activities/deployment/releases';
+import type { Instance } from '@activities/providers/provider';
+import type { ReleaseRef } from '@shared/contracts/deployment';
+import type { ReleaseSource, ReleaseTrigger } from '@shared/deployments/releases-store';
+import type { DeploymentStatus } from '@shared/deployments/types';
+
 import {
   createRelease,
   prepareImage,

@@ -1,7 +1,8 @@
 import { patched, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 
-import { SEARCH_ATTRIBUTES } from '../../shared/constants';
-import type { DeploymentStatus } from '../../shared/deployments/types';
+import { SEARCH_ATTRIBUTES } from '@shared/constants';
+import type { DeploymentStatus } from '@shared/deployments/types';
+
 import type { Entity, RecordExtra } from './entity';
 import { PHASE_WORDS } from './failures';
 import { PATCHES } from './patches';

@@ -14,7 +14,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 
-import { SEARCH_ATTRIBUTES } from '../../shared/constants';
+import { SEARCH_ATTRIBUTES } from '@shared/constants';
 import {
   ALLOWED_COMMANDS,
   type CommandName,
@@ -31,9 +31,10 @@ import {
   scaleCommand,
   startCommand,
   stopCommand,
-} from '../../shared/contracts/deployment';
-import type { DeploymentStatus } from '../../shared/deployments/types';
-import { ignore } from '../../shared/ignore';
+} from '@shared/contracts/deployment';
+import type { DeploymentStatus } from '@shared/deployments/types';
+import { ignore } from '@shared/ignore';
+
 import { recordStatus, removeDeployment, routeTraffic } from './activities';
 import type { Entity } from './entity';
 import { commandFailed, failureMessage, refuse, ReleaseFailed } from './failures';

@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 
-import type { MetricsActivities } from '../../activities/metrics';
-import type { SampleReport, SweepReport } from '../../shared/contracts/metrics';
+import type { MetricsActivities } from '@activities/metrics';
+import type { SampleReport, SweepReport } from '@shared/contracts/metrics';
 
 // A sample missed is only a gap in a chart: retry briefly, never pile runs up behind a slow engine.
 const { sampleMetrics } = proxyActivities<MetricsActivities>({

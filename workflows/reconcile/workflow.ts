@@ -1,8 +1,8 @@
 import { getExternalWorkflowHandle, patched, proxyActivities } from '@temporalio/workflow';
 
-import type { ReconcileActivities } from '../../activities/reconcile';
-import { deploymentWorkflowId, destroySignal } from '../../shared/contracts/deployment';
-import type { ReconcileReport } from '../../shared/contracts/reconcile';
+import type { ReconcileActivities } from '@activities/reconcile';
+import { deploymentWorkflowId, destroySignal } from '@shared/contracts/deployment';
+import type { ReconcileReport } from '@shared/contracts/reconcile';
 
 const { planReconcile, removeOrphans, restoreRoutes } = proxyActivities<ReconcileActivities>({
   startToCloseTimeout: '10 minutes',

@@ -8,8 +8,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 
-import type { SandboxActivities } from '../../activities/sandbox';
-import { type SandboxInput, type SyncOutcome, type SyncRequest, syncUpdate } from '../../shared/contracts/sandbox';
+import type { SandboxActivities } from '@activities/sandbox';
+import { type SandboxInput, type SyncOutcome, type SyncRequest, syncUpdate } from '@shared/contracts/sandbox';
 
 // Copy, reinstall and probe: bounded by the install and readiness timeouts the activity applies itself.
 const { applySandbox } = proxyActivities<SandboxActivities>({

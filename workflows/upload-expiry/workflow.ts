@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 
-import type { UploadExpiryActivities } from '../../activities/upload-expiry';
+import type { UploadExpiryActivities } from '@activities/upload-expiry';
 
 const { deleteExpiredUploads } = proxyActivities<UploadExpiryActivities>({
   startToCloseTimeout: '5 minutes',

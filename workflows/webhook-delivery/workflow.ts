@@ -8,15 +8,15 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 
-import type { WebhookDeliveryActivities } from '../../activities/webhook-delivery';
-import type { AttemptInput, AttemptResult } from '../../activities/webhook-delivery/attempts';
+import type { WebhookDeliveryActivities } from '@activities/webhook-delivery';
+import type { AttemptInput, AttemptResult } from '@activities/webhook-delivery/attempts';
 import {
   type OutboxSweepInput,
   type OutboxSweepReport,
   type WebhookDeliveryInput,
   type WebhookResendInput,
   webhookWorkflowId,
-} from '../../shared/contracts/webhook-delivery';
+} from '@shared/contracts/webhook-delivery';
 
 // No maximumAttempts: an activity fails only when MongoDB cannot be read or written (HTTP failures are results),
 // and a delivery must outlive an outage of any length rather than give up on the event.

@@ -1,6 +1,7 @@
-import { aiClientOptionsFrom, createAiClient } from '../../../shared/ai/client';
-import { createAiProviders } from '../../../shared/ai-providers/providers';
-import { createAiProviderStore } from '../../../shared/ai-providers/store';
+import { aiClientOptionsFrom, createAiClient } from '@shared/ai/client';
+import { createAiProviders } from '@shared/ai-providers/providers';
+import { createAiProviderStore } from '@shared/ai-providers/store';
+
 import type { Core } from '../../core';
 import type { FeatureContext } from '../feature';
 

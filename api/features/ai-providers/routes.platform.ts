@@ -7,8 +7,9 @@ import {
   aiProviderView,
   CreateAiProviderRequest,
   UpdateAiProviderRequest,
-} from '../../../shared/ai-providers/schemas';
-import { AppError } from '../../../shared/errors';
+} from '@shared/ai-providers/schemas';
+import { AppError } from '@shared/errors';
+
 import { principalOf } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
 import { ok, success } from '../../http/shapes';

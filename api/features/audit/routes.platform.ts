@@ -1,5 +1,6 @@
-import type { AuditEvent } from '../../../shared/audit/types';
-import { AppError } from '../../../shared/errors';
+import type { AuditEvent } from '@shared/audit/types';
+import { AppError } from '@shared/errors';
+
 import { principalOf } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
 import { ok, success } from '../../http/shapes';

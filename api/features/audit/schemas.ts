@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-import { ACTOR_TYPES, AUDIT_ORIGINS, OUTCOMES } from '../../../shared/audit/types';
+import { ACTOR_TYPES, AUDIT_ORIGINS, OUTCOMES } from '@shared/audit/types';
+
 import { queryInt } from '../../http/fields';
 
 const id = z.string().min(1).max(200);

@@ -1,8 +1,8 @@
-import type { Session } from '../../../shared/builder/types';
-import { AppError } from '../../../shared/errors';
-import type { Principal } from '../../../shared/identity/service';
-import { PROJECT_ADMIN_ORG_ROLES } from '../../../shared/permissions';
-import type { ProjectStore } from '../../../shared/projects/store';
+import type { Session } from '@shared/builder/types';
+import { AppError } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
+import { PROJECT_ADMIN_ORG_ROLES } from '@shared/permissions';
+import type { ProjectStore } from '@shared/projects/store';
 
 export type Need = 'read' | 'write';
 

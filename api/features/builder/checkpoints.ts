@@ -1,9 +1,9 @@
-import type { BlobStore } from '../../../shared/builder/files';
-import { checkManifest, fromManifest, sameManifest, toManifest } from '../../../shared/builder/files';
-import type { BuilderStore } from '../../../shared/builder/store';
-import type { CheckpointRecord, Session } from '../../../shared/builder/types';
-import { AppError } from '../../../shared/errors';
-import type { Principal } from '../../../shared/identity/service';
+import type { BlobStore } from '@shared/builder/files';
+import { checkManifest, fromManifest, sameManifest, toManifest } from '@shared/builder/files';
+import type { BuilderStore } from '@shared/builder/store';
+import type { CheckpointRecord, Session } from '@shared/builder/types';
+import { AppError } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
 
 /** A change of one file in a save: its new content, or its deletion. */
 export type FileChange =

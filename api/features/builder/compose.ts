@@ -1,10 +1,11 @@
-import type { AiProviders } from '../../../shared/ai-providers/providers';
-import { createBlobStore } from '../../../shared/builder/files';
-import { createGitBindingStore } from '../../../shared/builder/git-store';
-import { createTurnFeed } from '../../../shared/builder/ids';
-import { createPublicationStore } from '../../../shared/builder/publish-store';
-import { createSandboxStore } from '../../../shared/builder/sandbox-store';
-import { createBuilderStore } from '../../../shared/builder/store';
+import type { AiProviders } from '@shared/ai-providers/providers';
+import { createBlobStore } from '@shared/builder/files';
+import { createGitBindingStore } from '@shared/builder/git-store';
+import { createTurnFeed } from '@shared/builder/ids';
+import { createPublicationStore } from '@shared/builder/publish-store';
+import { createSandboxStore } from '@shared/builder/sandbox-store';
+import { createBuilderStore } from '@shared/builder/store';
+
 import type { Core } from '../../core';
 import type { DeploymentsContext } from '../deployments/compose';
 import type { FeatureContext } from '../feature';

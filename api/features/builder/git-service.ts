@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 
-import type { GitSourceCheck } from '../../../shared/build/git-source';
-import type { GitBindingStore } from '../../../shared/builder/git-store';
-import type { BuilderStore } from '../../../shared/builder/store';
-import type { Config } from '../../../shared/config';
+import type { GitSourceCheck } from '@shared/build/git-source';
+import type { GitBindingStore } from '@shared/builder/git-store';
+import type { BuilderStore } from '@shared/builder/store';
+import type { Config } from '@shared/config';
 import {
   BUILDER_GIT_IMPORT_WORKFLOW,
   BUILDER_GIT_PUSH_WORKFLOW,
@@ -16,9 +16,10 @@ import {
   GIT_REFUSED,
   type GitImportResult,
   type PushInput,
-} from '../../../shared/contracts/builder-git';
-import { AppError } from '../../../shared/errors';
-import type { Principal } from '../../../shared/identity/service';
+} from '@shared/contracts/builder-git';
+import { AppError } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
+
 import type { BuilderService } from './service';
 
 /** A Git failure the worker explained, as the caller's error: refused (400) or a remote that moved on (409). */

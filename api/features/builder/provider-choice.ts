@@ -1,6 +1,6 @@
-import type { AiProviders } from '../../../shared/ai-providers/providers';
-import type { AiProviderSummary } from '../../../shared/ai-providers/types';
-import { AppError } from '../../../shared/errors';
+import type { AiProviders } from '@shared/ai-providers/providers';
+import type { AiProviderSummary } from '@shared/ai-providers/types';
+import { AppError } from '@shared/errors';
 
 /** The organisation's provider a session may choose: one that exists here and is enabled. */
 export async function providerFor(

@@ -1,15 +1,16 @@
-import type { Authz } from '../../../shared/authz/authorize';
-import type { BlobStore } from '../../../shared/builder/files';
-import type { PublicationRecord, PublicationStore } from '../../../shared/builder/publish-store';
-import type { CheckpointRecord, Session } from '../../../shared/builder/types';
-import type { Config } from '../../../shared/config';
-import { deploymentNotFound } from '../../../shared/deployments/errors';
-import type { DeploymentRecord } from '../../../shared/deployments/types';
-import { deploymentUrl, edgeAddressing, nameLabel } from '../../../shared/edge';
-import { AppError } from '../../../shared/errors';
-import type { Principal } from '../../../shared/identity/service';
-import type { KeyedLock } from '../../../shared/locks';
-import type { ProjectFile } from '../../../shared/uploads/files';
+import type { Authz } from '@shared/authz/authorize';
+import type { BlobStore } from '@shared/builder/files';
+import type { PublicationRecord, PublicationStore } from '@shared/builder/publish-store';
+import type { CheckpointRecord, Session } from '@shared/builder/types';
+import type { Config } from '@shared/config';
+import { deploymentNotFound } from '@shared/deployments/errors';
+import type { DeploymentRecord } from '@shared/deployments/types';
+import { deploymentUrl, edgeAddressing, nameLabel } from '@shared/edge';
+import { AppError } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
+import type { KeyedLock } from '@shared/locks';
+import type { ProjectFile } from '@shared/uploads/files';
+
 import type { Limiter } from '../../http/rate-limit';
 import { consumeLimit } from '../../mcp/limit';
 import type { CommandAccepted } from '../deployments/commands';

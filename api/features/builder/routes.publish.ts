@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-import type { Principal } from '../../../shared/identity/service';
+import type { Principal } from '@shared/identity/service';
+
 import { principalOf } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
 import { ok, success } from '../../http/shapes';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-import { SANDBOX_RUNTIMES, SANDBOX_STATUSES, SYNC_ACTIONS } from '../../../shared/builder/sandbox-store';
+import { SANDBOX_RUNTIMES, SANDBOX_STATUSES, SYNC_ACTIONS } from '@shared/builder/sandbox-store';
+
 import { principalOf } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
 import { ok, success } from '../../http/shapes';

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 
-import { BuilderProviderView } from '../../../shared/ai-providers/schemas';
-import { DEFAULT_SESSION_KEY } from '../../../shared/builder/types';
-import type { Principal } from '../../../shared/identity/service';
+import { BuilderProviderView } from '@shared/ai-providers/schemas';
+import { DEFAULT_SESSION_KEY } from '@shared/builder/types';
+import type { Principal } from '@shared/identity/service';
+
 import { principalOf } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
 import { ok, success } from '../../http/shapes';

@@ -13,13 +13,14 @@ import {
   type SandboxRuntime,
   type SandboxStore,
   sandboxView,
-} from '../../../shared/builder/sandbox-store';
-import { syncSession } from '../../../shared/builder/sandbox-sync';
-import type { Config } from '../../../shared/config';
-import { sandboxWorkflowId, type SyncOutcome } from '../../../shared/contracts/sandbox';
-import { AppError } from '../../../shared/errors';
-import type { Principal } from '../../../shared/identity/service';
-import { PLAN_POLICIES } from '../../../shared/plans';
+} from '@shared/builder/sandbox-store';
+import { syncSession } from '@shared/builder/sandbox-sync';
+import type { Config } from '@shared/config';
+import { sandboxWorkflowId, type SyncOutcome } from '@shared/contracts/sandbox';
+import { AppError } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
+import { PLAN_POLICIES } from '@shared/plans';
+
 import type { BuilderService } from './service';
 
 /** The runtime's port when the request names none (the sandbox activities' defaults, activities/sandbox/engine.ts). */

@@ -1,14 +1,15 @@
 import { z } from 'zod';
 
-import { AI_ERROR_CODES } from '../../../shared/ai/errors';
-import { PATH_DOCUMENT_PATTERN, PATH_PATTERN, PATH_RULES_TEXT, pathProblem } from '../../../shared/builder/files';
+import { AI_ERROR_CODES } from '@shared/ai/errors';
+import { PATH_DOCUMENT_PATTERN, PATH_PATTERN, PATH_RULES_TEXT, pathProblem } from '@shared/builder/files';
 import {
   BUILDER_LIMITS,
   CHECKPOINT_REASONS,
   MESSAGE_ROLES,
   SHARE_ACCESS,
   TURN_EVENT_TYPES,
-} from '../../../shared/builder/types';
+} from '@shared/builder/types';
+
 import { queryInt, text } from '../../http/fields';
 
 /** Requests and responses of the AI builder routes: the single source of their types and of the document. */

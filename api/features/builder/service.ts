@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 
-import type { AiProviders } from '../../../shared/ai-providers/providers';
-import type { BlobStore } from '../../../shared/builder/files';
-import type { BuilderStore } from '../../../shared/builder/store';
-import type { Session, SessionRecord } from '../../../shared/builder/types';
-import { AppError } from '../../../shared/errors';
-import type { Principal } from '../../../shared/identity/service';
+import type { AiProviders } from '@shared/ai-providers/providers';
+import type { BlobStore } from '@shared/builder/files';
+import type { BuilderStore } from '@shared/builder/store';
+import type { Session, SessionRecord } from '@shared/builder/types';
+import { AppError } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
+
 import type { BuilderAccess } from './access';
 import { createCheckpointService } from './checkpoints';
 import { checkModel, providerFor } from './provider-choice';

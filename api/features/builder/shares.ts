@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 
-import type { BuilderStore } from '../../../shared/builder/store';
-import type { Session, SessionRecord, ShareAccess, ShareRecord } from '../../../shared/builder/types';
-import { AppError } from '../../../shared/errors';
-import type { Principal } from '../../../shared/identity/service';
+import type { BuilderStore } from '@shared/builder/store';
+import type { Session, SessionRecord, ShareAccess, ShareRecord } from '@shared/builder/types';
+import { AppError } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
+
 import type { BuilderAccess } from './access';
 
 const shareNotFound = (slug: string) =>

@@ -4,21 +4,22 @@ import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundErro
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Response } from 'express';
 
-import type { AiProviders } from '../../../shared/ai-providers/providers';
-import { derivedUuid, type TurnFeed } from '../../../shared/builder/ids';
-import type { BuilderStore } from '../../../shared/builder/store';
-import type { RunningTurnRecord, Session } from '../../../shared/builder/types';
+import type { AiProviders } from '@shared/ai-providers/providers';
+import { derivedUuid, type TurnFeed } from '@shared/builder/ids';
+import type { BuilderStore } from '@shared/builder/store';
+import type { RunningTurnRecord, Session } from '@shared/builder/types';
 import {
   BUILDER_TURN_WORKFLOW,
   builderTurnWorkflowId,
   type TurnInput,
   type TurnResult,
-} from '../../../shared/contracts/builder-turn';
-import { AppError } from '../../../shared/errors';
-import type { Principal } from '../../../shared/identity/service';
-import { ignore } from '../../../shared/ignore';
-import type { Logger } from '../../../shared/logger';
-import { logFailure } from '../../../shared/request-context';
+} from '@shared/contracts/builder-turn';
+import { AppError } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
+import { ignore } from '@shared/ignore';
+import type { Logger } from '@shared/logger';
+import { logFailure } from '@shared/request-context';
+
 import type { BuilderService } from './service';
 
 /** A marker this old whose workflow Temporal does not know is a crash between claiming and starting: stale. */

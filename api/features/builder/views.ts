@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 
-import type { CheckpointRecord, MessageRecord, ShareRecord } from '../../../shared/builder/types';
+import type { CheckpointRecord, MessageRecord, ShareRecord } from '@shared/builder/types';
+
 import type { CheckpointView, HeadView, MessageView, ShareView } from './schemas';
 
 export const checkpointView = (c: CheckpointRecord): z.infer<typeof CheckpointView> => ({

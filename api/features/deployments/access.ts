@@ -1,5 +1,6 @@
-import { deploymentNotFound } from '../../../shared/deployments/errors';
-import { AppError } from '../../../shared/errors';
+import { deploymentNotFound } from '@shared/deployments/errors';
+import { AppError } from '@shared/errors';
+
 import { type CanOptions, principalOf, projectFrom } from '../../http/auth';
 import type { DeploymentService } from './service';
 

@@ -9,8 +9,8 @@ import {
   type CommandOutcome,
   COMMANDS,
   deploymentWorkflowId,
-} from '../../../shared/contracts/deployment';
-import type { DeploymentStatus } from '../../../shared/deployments/types';
+} from '@shared/contracts/deployment';
+import type { DeploymentStatus } from '@shared/deployments/types';
 
 /**
  * A deployment's commands as its workflow's history tells them, followed as the history grows: accepted (the

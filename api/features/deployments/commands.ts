@@ -22,15 +22,16 @@ import {
   scaleCommand,
   startCommand,
   stopCommand,
-} from '../../../shared/contracts/deployment';
-import { deploymentNotFound } from '../../../shared/deployments/errors';
-import type { DeploymentStore } from '../../../shared/deployments/store';
-import type { DeploymentRecord, DeploymentSource } from '../../../shared/deployments/types';
-import { AppError } from '../../../shared/errors';
-import type { Principal } from '../../../shared/identity/service';
-import { PLAN_POLICIES } from '../../../shared/plans';
-import { currentRequestId } from '../../../shared/request-context';
-import type { EnvSealer } from '../../../shared/secrets/deployment-env';
+} from '@shared/contracts/deployment';
+import { deploymentNotFound } from '@shared/deployments/errors';
+import type { DeploymentStore } from '@shared/deployments/store';
+import type { DeploymentRecord, DeploymentSource } from '@shared/deployments/types';
+import { AppError } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
+import { PLAN_POLICIES } from '@shared/plans';
+import { currentRequestId } from '@shared/request-context';
+import type { EnvSealer } from '@shared/secrets/deployment-env';
+
 import { ENV_LIMITS } from './schemas';
 
 /** What the api answers (202) when the deployment's workflow accepted a command: follow it with `command.id`. */

@@ -1,5 +1,6 @@
-import { createLogStore } from '../../../shared/deployments/logs-store';
-import { createDeploymentStore } from '../../../shared/deployments/store';
+import { createLogStore } from '@shared/deployments/logs-store';
+import { createDeploymentStore } from '@shared/deployments/store';
+
 import type { Core } from '../../core';
 import type { FeatureContext } from '../feature';
 import { createDeploymentFollower } from './events';

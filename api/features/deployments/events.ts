@@ -1,13 +1,14 @@
 import type { Client } from '@temporalio/client';
 import type Docker from 'dockerode';
 
-import type { LogStore } from '../../../shared/deployments/logs-store';
-import type { StatusFeed } from '../../../shared/deployments/status-feed';
-import type { DeploymentRecord } from '../../../shared/deployments/types';
-import { advanceApp, followDeploymentOutput, nowNs } from '../../../shared/engine/follow';
-import { AppError } from '../../../shared/errors';
-import type { Principal } from '../../../shared/identity/service';
-import type { Logger } from '../../../shared/logger';
+import type { LogStore } from '@shared/deployments/logs-store';
+import type { StatusFeed } from '@shared/deployments/status-feed';
+import type { DeploymentRecord } from '@shared/deployments/types';
+import { advanceApp, followDeploymentOutput, nowNs } from '@shared/engine/follow';
+import { AppError } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
+import type { Logger } from '@shared/logger';
+
 import { type CommandEvent, followCommands } from './command-progress';
 import type { LogLineOut } from './observe';
 import { SETTLED, sharedRecord } from './wait';

@@ -1,6 +1,6 @@
-import { type Provider, PROVIDERS } from '../../../shared/deployments/types';
-import type { Plan } from '../../../shared/identity/store';
-import { PLAN_POLICIES } from '../../../shared/plans';
+import { type Provider, PROVIDERS } from '@shared/deployments/types';
+import type { Plan } from '@shared/identity/store';
+import { PLAN_POLICIES } from '@shared/plans';
 
 const NAMES: Record<Provider, string> = {
   engine_local: 'Local container engine (Docker Engine)',

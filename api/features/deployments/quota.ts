@@ -1,10 +1,10 @@
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { Db } from 'mongodb';
 
-import { deploymentWorkflowId } from '../../../shared/contracts/deployment';
-import { guard } from '../../../shared/db/mongo';
-import type { DeploymentRecord } from '../../../shared/deployments/types';
-import type { Redis } from '../../../shared/redis';
+import { deploymentWorkflowId } from '@shared/contracts/deployment';
+import { guard } from '@shared/db/mongo';
+import type { DeploymentRecord } from '@shared/deployments/types';
+import type { Redis } from '@shared/redis';
 
 /**
  * Plan quotas (live deployments per organisation), enforced atomically in Redis.

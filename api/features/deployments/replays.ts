@@ -1,6 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
-import { ignore } from '../../../shared/ignore';
+import { ignore } from '@shared/ignore';
+
 import { principalOf } from '../../http/auth';
 import { IDEMPOTENCY_FIELD } from '../../http/fields';
 import { newDeploymentProject } from './access';

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 
-import type { Principal } from '../../../shared/identity/service';
+import type { Principal } from '@shared/identity/service';
+
 import { principalOf } from '../../http/auth';
 import { withIdempotencyKey } from '../../http/fields';
 import { route, type RouteDef } from '../../http/routes';

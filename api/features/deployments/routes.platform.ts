@@ -1,4 +1,5 @@
-import type { DeploymentRecord } from '../../../shared/deployments/types';
+import type { DeploymentRecord } from '@shared/deployments/types';
+
 import { principalOf } from '../../http/auth';
 import { withIdempotencyKey } from '../../http/fields';
 import { route, type RouteDef } from '../../http/routes';

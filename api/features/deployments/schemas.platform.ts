@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-import { PLAN_POLICIES } from '../../../shared/plans';
+import { PLAN_POLICIES } from '@shared/plans';
+
 import { queryInt } from '../../http/fields';
 import {
   Deployment,

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 
-import { DeploymentStatus, Provider } from '../../../shared/deployments/types';
-import { IMAGE_REFERENCE, imageReferenceProblem } from '../../../shared/images/reference';
-import { SECRET_ENVIRONMENTS } from '../../../shared/secrets/store';
+import { DeploymentStatus, Provider } from '@shared/deployments/types';
+import { IMAGE_REFERENCE, imageReferenceProblem } from '@shared/images/reference';
+import { SECRET_ENVIRONMENTS } from '@shared/secrets/store';
+
 import { queryInt } from '../../http/fields';
 
 const name = z

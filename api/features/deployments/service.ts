@@ -2,39 +2,40 @@ import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/c
 import type Docker from 'dockerode';
 import { v4 as uuidv4, v5 as uuidv5 } from 'uuid';
 
-import type { Authz } from '../../../shared/authz/authorize';
-import type { GitSourceCheck } from '../../../shared/build/git-source';
-import type { Config } from '../../../shared/config';
-import { LABELS } from '../../../shared/constants';
+import type { Authz } from '@shared/authz/authorize';
+import type { GitSourceCheck } from '@shared/build/git-source';
+import type { Config } from '@shared/config';
+import { LABELS } from '@shared/constants';
 import {
   DEPLOYMENT_WORKFLOW,
   deploymentWorkflowId,
   type DeploymentWorkflowInput,
   destroySignal,
-} from '../../../shared/contracts/deployment';
-import { isDuplicateKey } from '../../../shared/db/mongo';
-import { deploymentNotFound } from '../../../shared/deployments/errors';
-import type { LogStore } from '../../../shared/deployments/logs-store';
-import type { StatusFeed } from '../../../shared/deployments/status-feed';
-import type { DeploymentStore } from '../../../shared/deployments/store';
+} from '@shared/contracts/deployment';
+import { isDuplicateKey } from '@shared/db/mongo';
+import { deploymentNotFound } from '@shared/deployments/errors';
+import type { LogStore } from '@shared/deployments/logs-store';
+import type { StatusFeed } from '@shared/deployments/status-feed';
+import type { DeploymentStore } from '@shared/deployments/store';
 import {
   type DeploymentRecord,
   type DeploymentSource,
   type DeploymentStatus,
   envNamesOf,
   type Provider,
-} from '../../../shared/deployments/types';
-import { type LogLine, readContainerLogs } from '../../../shared/engine/logs';
-import { AppError } from '../../../shared/errors';
-import type { Principal } from '../../../shared/identity/service';
-import { imageDeployRefusal } from '../../../shared/images/registry-guard';
-import type { Logger } from '../../../shared/logger';
-import { PLAN_POLICIES } from '../../../shared/plans';
-import type { ProjectStore } from '../../../shared/projects/store';
-import { currentRequestId, logFailure } from '../../../shared/request-context';
-import type { EnvSealer } from '../../../shared/secrets/deployment-env';
-import type { SecretEnvironment } from '../../../shared/secrets/store';
-import type { UploadStore } from '../../../shared/uploads/store';
+} from '@shared/deployments/types';
+import { type LogLine, readContainerLogs } from '@shared/engine/logs';
+import { AppError } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
+import { imageDeployRefusal } from '@shared/images/registry-guard';
+import type { Logger } from '@shared/logger';
+import { PLAN_POLICIES } from '@shared/plans';
+import type { ProjectStore } from '@shared/projects/store';
+import { currentRequestId, logFailure } from '@shared/request-context';
+import type { EnvSealer } from '@shared/secrets/deployment-env';
+import type { SecretEnvironment } from '@shared/secrets/store';
+import type { UploadStore } from '@shared/uploads/store';
+
 import { createDeploymentCommands } from './commands';
 import { providerAvailability } from './providers';
 import type { Quota } from './quota';

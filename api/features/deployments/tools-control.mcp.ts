@@ -1,7 +1,8 @@
 import { z } from 'zod';
 
-import type { Principal } from '../../../shared/identity/service';
-import type { Permission } from '../../../shared/permissions';
+import type { Principal } from '@shared/identity/service';
+import type { Permission } from '@shared/permissions';
+
 import { defineTool, type ToolCall, type ToolDef, WRITE } from '../../mcp/tool';
 import type { CommandAccepted } from './commands';
 import type { DeploymentsContext } from './compose';

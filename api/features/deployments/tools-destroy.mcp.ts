@@ -2,9 +2,10 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 import { z } from 'zod';
 
-import { envNamesOf } from '../../../shared/deployments/types';
-import { AppError } from '../../../shared/errors';
-import type { Principal } from '../../../shared/identity/service';
+import { envNamesOf } from '@shared/deployments/types';
+import { AppError } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
+
 import { defineTool, Next, type ToolDef } from '../../mcp/tool';
 import type { DeploymentsContext } from './compose';
 import { DeploymentIdParams } from './schemas';

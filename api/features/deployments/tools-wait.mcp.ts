@@ -1,8 +1,9 @@
 import { z } from 'zod';
 
-import { deploymentWorkflowId } from '../../../shared/contracts/deployment';
-import { DeploymentStatus } from '../../../shared/deployments/types';
-import type { Principal } from '../../../shared/identity/service';
+import { deploymentWorkflowId } from '@shared/contracts/deployment';
+import { DeploymentStatus } from '@shared/deployments/types';
+import type { Principal } from '@shared/identity/service';
+
 import { Next } from '../../mcp/tool';
 import type { DeploymentsContext } from './compose';
 import { Summary, summary } from './tools.mcp';

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 
-import { type DeploymentRecord, DeploymentStatus } from '../../../shared/deployments/types';
-import type { DeploymentHealth } from '../../../shared/engine/observe';
-import { AppError } from '../../../shared/errors';
-import type { Principal } from '../../../shared/identity/service';
+import { type DeploymentRecord, DeploymentStatus } from '@shared/deployments/types';
+import type { DeploymentHealth } from '@shared/engine/observe';
+import { AppError } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
+
 import { withIdempotencyKey } from '../../http/fields';
 import { consumeLimit } from '../../mcp/limit';
 import { capTail, fence } from '../../mcp/text';

@@ -1,7 +1,7 @@
-import { type FailureCause, hintFor } from '../../../shared/deployments/hints';
-import type { ReleaseRecord } from '../../../shared/deployments/releases-store';
-import { type DeploymentRecord, envNamesOf } from '../../../shared/deployments/types';
-import { unreachableRegistryIn } from '../../../shared/images/pull-failure';
+import { type FailureCause, hintFor } from '@shared/deployments/hints';
+import type { ReleaseRecord } from '@shared/deployments/releases-store';
+import { type DeploymentRecord, envNamesOf } from '@shared/deployments/types';
+import { unreachableRegistryIn } from '@shared/images/pull-failure';
 
 /** The newest releases of a deployment, as status reads show them. */
 export interface ReleasesSummary {

@@ -1,8 +1,8 @@
 import type { SearchAttributePair } from '@temporalio/common';
 
-import { SEARCH_ATTRIBUTES } from '../../../shared/constants';
-import type { DeploymentRecord, DeploymentSource } from '../../../shared/deployments/types';
-import type { OrgRecord } from '../../../shared/identity/store';
+import { SEARCH_ATTRIBUTES } from '@shared/constants';
+import type { DeploymentRecord, DeploymentSource } from '@shared/deployments/types';
+import type { OrgRecord } from '@shared/identity/store';
 
 /** A value in a Markdown code span: a backtick in it would end the span (names and image references have none). */
 const code = (value: string) => `\`${value.replaceAll('`', '')}\``;

@@ -1,7 +1,7 @@
-import type { StatusFeed, StatusWatch } from '../../../shared/deployments/status-feed';
-import type { DeploymentRecord, DeploymentStatus } from '../../../shared/deployments/types';
-import { AppError } from '../../../shared/errors';
-import type { Principal } from '../../../shared/identity/service';
+import type { StatusFeed, StatusWatch } from '@shared/deployments/status-feed';
+import type { DeploymentRecord, DeploymentStatus } from '@shared/deployments/types';
+import { AppError } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
 
 /** Statuses a deployment stays in until someone acts: a wait for any status also ends on these. */
 export const SETTLED: readonly DeploymentStatus[] = ['running', 'stopped', 'failed'];

@@ -1,10 +1,10 @@
-import { isDuplicateKey } from '../../../shared/db/mongo';
-import { AppError } from '../../../shared/errors';
-import type { Principal } from '../../../shared/identity/service';
-import type { UserRecord } from '../../../shared/identity/store';
-import type { KeyedLock } from '../../../shared/locks';
-import type { ProjectStore } from '../../../shared/projects/store';
-import type { MemberRecord, ProjectRecord, ProjectRole } from '../../../shared/projects/types';
+import { isDuplicateKey } from '@shared/db/mongo';
+import { AppError } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
+import type { UserRecord } from '@shared/identity/store';
+import type { KeyedLock } from '@shared/locks';
+import type { ProjectStore } from '@shared/projects/store';
+import type { MemberRecord, ProjectRecord, ProjectRole } from '@shared/projects/types';
 
 export interface MemberServiceDeps {
   store: ProjectStore;

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 
-import { PROJECT_ROLES } from '../../../shared/projects/types';
-import { SECRET_ENVIRONMENTS } from '../../../shared/secrets/store';
+import { PROJECT_ROLES } from '@shared/projects/types';
+import { SECRET_ENVIRONMENTS } from '@shared/secrets/store';
+
 import { queryInt } from '../../http/fields';
 import { SourceDeployRequest } from '../deployments/schemas';
 

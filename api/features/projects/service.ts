@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
 
-import type { Authz } from '../../../shared/authz/authorize';
-import type { GitSourceCheck } from '../../../shared/build/git-source';
-import { isDuplicateKey } from '../../../shared/db/mongo';
-import { AppError } from '../../../shared/errors';
-import type { Principal } from '../../../shared/identity/service';
-import type { KeyedLock } from '../../../shared/locks';
-import type { Logger } from '../../../shared/logger';
-import type { ProjectChange, ProjectStore } from '../../../shared/projects/store';
-import type { ProjectFields, ProjectRecord } from '../../../shared/projects/types';
-import { logFailure } from '../../../shared/request-context';
+import type { Authz } from '@shared/authz/authorize';
+import type { GitSourceCheck } from '@shared/build/git-source';
+import { isDuplicateKey } from '@shared/db/mongo';
+import { AppError } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
+import type { KeyedLock } from '@shared/locks';
+import type { Logger } from '@shared/logger';
+import type { ProjectChange, ProjectStore } from '@shared/projects/store';
+import type { ProjectFields, ProjectRecord } from '@shared/projects/types';
+import { logFailure } from '@shared/request-context';
+
 import type { DeploymentService } from '../deployments/service';
 import { createMemberService } from './members';
 

@@ -1,4 +1,5 @@
-import type { ProjectRecord } from '../../../shared/projects/types';
+import type { ProjectRecord } from '@shared/projects/types';
+
 import type { MemberWithUser } from './members';
 
 export function projectView(p: ProjectRecord, deploymentCount?: number) {

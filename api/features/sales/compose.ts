@@ -1,4 +1,5 @@
-import { createSalesStore } from '../../../shared/sales/store';
+import { createSalesStore } from '@shared/sales/store';
+
 import type { Core } from '../../core';
 import type { FeatureContext } from '../feature';
 import { createSalesService } from './service';

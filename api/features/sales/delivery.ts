@@ -1,17 +1,17 @@
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 
-import type { Config } from '../../../shared/config';
+import type { Config } from '@shared/config';
 import {
   WEBHOOK_WORKFLOWS,
   type WebhookDeliveryInput,
   webhookOutboxScheduleId,
   webhookWorkflowId,
-} from '../../../shared/contracts/webhook-delivery';
-import { AppError } from '../../../shared/errors';
-import type { Logger } from '../../../shared/logger';
-import { logFailure } from '../../../shared/request-context';
-import type { EventType, SalesStore } from '../../../shared/sales/store';
+} from '@shared/contracts/webhook-delivery';
+import { AppError } from '@shared/errors';
+import type { Logger } from '@shared/logger';
+import { logFailure } from '@shared/request-context';
+import type { EventType, SalesStore } from '@shared/sales/store';
 
 /** What every part of the sales service is made of. */
 export interface SalesDeps {

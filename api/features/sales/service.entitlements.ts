@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
-import { hashToken } from '../../../shared/identity/tokens';
+import { hashToken } from '@shared/identity/tokens';
+
 import type { SalesDeps } from './delivery';
 import type { Entitlement } from './schemas';
 

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 
-import { isDuplicateKey } from '../../../shared/db/mongo';
-import { AppError } from '../../../shared/errors';
-import { completeSale as completeSaleRecords, derivedId, eventPayload } from '../../../shared/sales/records';
-import type { ProductRecord, SaleRecord, SubscriptionStatus } from '../../../shared/sales/store';
+import { isDuplicateKey } from '@shared/db/mongo';
+import { AppError } from '@shared/errors';
+import { completeSale as completeSaleRecords, derivedId, eventPayload } from '@shared/sales/records';
+import type { ProductRecord, SaleRecord, SubscriptionStatus } from '@shared/sales/store';
+
 import { type EventDelivery, notFound, type SalesDeps } from './delivery';
 
 /** The checkout's records: products, paid sales and their subscriptions, refunds; each change emits its event. */

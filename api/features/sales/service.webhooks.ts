@@ -1,10 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
-import { webhookWorkflowId } from '../../../shared/contracts/webhook-delivery';
-import { AppError } from '../../../shared/errors';
-import { privateTargetReason } from '../../../shared/net-guard';
-import { eventPayload } from '../../../shared/sales/records';
-import type { SalesStore } from '../../../shared/sales/store';
+import { webhookWorkflowId } from '@shared/contracts/webhook-delivery';
+import { AppError } from '@shared/errors';
+import { privateTargetReason } from '@shared/net-guard';
+import { eventPayload } from '@shared/sales/records';
+import type { SalesStore } from '@shared/sales/store';
+
 import { type EventDelivery, notFound, type SalesDeps } from './delivery';
 
 /** A replaced signing secret keeps signing the Standard Webhooks header this long (rotation overlap). */

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 
-import type { AttemptRecord, EventRecord } from '../../../shared/sales/store';
+import type { AttemptRecord, EventRecord } from '@shared/sales/store';
+
 import type { Delivery, DeliveryAttempt, DeliveryList } from './schemas';
 
 /** One line of the deliveries log, as the REST list and the MCP tool show it. */

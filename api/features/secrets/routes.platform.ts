@@ -1,5 +1,6 @@
-import { AppError } from '../../../shared/errors';
-import type { SecretSummary as Summary } from '../../../shared/secrets/vault';
+import { AppError } from '@shared/errors';
+import type { SecretSummary as Summary } from '@shared/secrets/vault';
+
 import { principalOf } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
 import { success } from '../../http/shapes';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-import { DNS_NAME, IPV6 } from '../../../shared/patterns';
-import { SECRET_ENVIRONMENTS } from '../../../shared/secrets/store';
+import { DNS_NAME, IPV6 } from '@shared/patterns';
+import { SECRET_ENVIRONMENTS } from '@shared/secrets/store';
 
 // DNS names as RFC 1123 spells them (IPv4 addresses among them), or IPv6 addresses; no wildcards: a token goes to
 // hosts named one by one.

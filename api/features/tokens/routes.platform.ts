@@ -1,8 +1,9 @@
 import { z } from 'zod';
 
-import { AppError } from '../../../shared/errors';
-import type { TokenRecord } from '../../../shared/identity/store';
-import { PROJECT_ADMIN_ORG_ROLES, roleAllows } from '../../../shared/permissions';
+import { AppError } from '@shared/errors';
+import type { TokenRecord } from '@shared/identity/store';
+import { PROJECT_ADMIN_ORG_ROLES, roleAllows } from '@shared/permissions';
+
 import { principalOf } from '../../http/auth';
 import { budgetOf, limitKey } from '../../http/rate-limit';
 import { route, type RouteDef } from '../../http/routes';

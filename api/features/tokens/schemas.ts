@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-import { integerRangePattern } from '../../../shared/patterns';
-import { ORG_ROLES, PERMISSIONS } from '../../../shared/permissions';
+import { integerRangePattern } from '@shared/patterns';
+import { ORG_ROLES, PERMISSIONS } from '@shared/permissions';
 
 const MAX_TTL_S = 365 * 86400;
 /** A shorter token would expire before a caller could use it ("0s" used to issue one already expired). */

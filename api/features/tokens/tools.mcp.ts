@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-import { ORG_ROLES, PERMISSIONS, PROJECT_ADMIN_ORG_ROLES, roleAllows } from '../../../shared/permissions';
+import { ORG_ROLES, PERMISSIONS, PROJECT_ADMIN_ORG_ROLES, roleAllows } from '@shared/permissions';
+
 import { budgetOf } from '../../http/rate-limit';
 import { defineTool, READ, type ToolDef } from '../../mcp/tool';
 import type { FeatureContext } from '../feature';

@@ -2,7 +2,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { AppError } from '../../../shared/errors';
+import { AppError } from '@shared/errors';
+
 import { principalOf } from '../../http/auth';
 import { multipartArchive } from '../../http/multipart';
 import { route, type RouteDef } from '../../http/routes';

@@ -5,13 +5,13 @@ import { pipeline } from 'node:stream/promises';
 import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import yauzl from 'yauzl';
 
-import type { Config } from '../../../shared/config';
-import { AppError } from '../../../shared/errors';
-import type { Principal } from '../../../shared/identity/service';
-import type { Logger } from '../../../shared/logger';
-import { logFailure } from '../../../shared/request-context';
-import { checkProjectFiles, fileLimits, type ProjectFile, zipProjectFiles } from '../../../shared/uploads/files';
-import type { UploadRecord, UploadStore } from '../../../shared/uploads/store';
+import type { Config } from '@shared/config';
+import { AppError } from '@shared/errors';
+import type { Principal } from '@shared/identity/service';
+import type { Logger } from '@shared/logger';
+import { logFailure } from '@shared/request-context';
+import { checkProjectFiles, fileLimits, type ProjectFile, zipProjectFiles } from '@shared/uploads/files';
+import type { UploadRecord, UploadStore } from '@shared/uploads/store';
 
 /** Opens the archive's central directory; a file that is not a readable zip is refused before it is stored. */
 async function checkZip(file: string): Promise<number> {

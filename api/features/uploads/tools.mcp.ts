@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-import { decodeFiles, INLINE_FILE_LIMITS } from '../../../shared/uploads/files';
+import { decodeFiles, INLINE_FILE_LIMITS } from '@shared/uploads/files';
+
 import { withIdempotencyKey } from '../../http/fields';
 import { consumeLimit } from '../../mcp/limit';
 import { defineTool, type ToolDef, WRITE } from '../../mcp/tool';

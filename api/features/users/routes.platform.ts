@@ -1,4 +1,5 @@
-import type { UserRecord } from '../../../shared/identity/store';
+import type { UserRecord } from '@shared/identity/store';
+
 import { principalOf } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
 import { ok, success } from '../../http/shapes';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-import { ORG_ROLES } from '../../../shared/permissions';
+import { ORG_ROLES } from '@shared/permissions';
+
 import { email } from '../../http/fields';
 
 const OrgRole = z.enum(ORG_ROLES);

@@ -1,9 +1,9 @@
-import { isDuplicateKey } from '../../../shared/db/mongo';
-import { AppError } from '../../../shared/errors';
-import type { IdentityService, Principal } from '../../../shared/identity/service';
-import type { UserRecord } from '../../../shared/identity/store';
-import type { KeyedLock } from '../../../shared/locks';
-import type { OrgRole } from '../../../shared/permissions';
+import { isDuplicateKey } from '@shared/db/mongo';
+import { AppError } from '@shared/errors';
+import type { IdentityService, Principal } from '@shared/identity/service';
+import type { UserRecord } from '@shared/identity/store';
+import type { KeyedLock } from '@shared/locks';
+import type { OrgRole } from '@shared/permissions';
 
 export interface UserServiceDeps {
   identity: Pick<IdentityService, 'addUser' | 'listUsers' | 'setUserRole'>;

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { BASE_IMAGE_LABEL, BASE_IMAGE_NAMES, type BaseImageName } from '../../../shared/build/base-images';
-import { LABELS } from '../../../shared/constants';
+import { BASE_IMAGE_LABEL, BASE_IMAGE_NAMES, type BaseImageName } from '@shared/build/base-images';
+import { LABELS } from '@shared/constants';
+
 import { repoRoot } from '../paths';
 
 /**

@@ -4,7 +4,8 @@ import type { Readable } from 'node:stream';
 
 import type Docker from 'dockerode';
 
-import type { BaseImageName } from '../../../shared/build/base-images';
+import type { BaseImageName } from '@shared/build/base-images';
+
 import { StackError } from '../stack-error';
 import { type AllBases, baseImageLabels, IMAGES_DIR } from './catalogue';
 

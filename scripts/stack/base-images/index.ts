@@ -3,7 +3,8 @@ import path from 'node:path';
 
 import type Docker from 'dockerode';
 
-import { BASE_IMAGE_NAMES, type BaseImageName } from '../../../shared/build/base-images';
+import { BASE_IMAGE_NAMES, type BaseImageName } from '@shared/build/base-images';
+
 import { withMachineLock } from '../machine-lock';
 import type { Part, PartResult } from '../part';
 import { cacheDir } from '../paths';
@@ -11,8 +12,8 @@ import { type AllBases, baseImageTags, type DebianSource, debianSource } from '.
 import { absent, buildBase, importRootfs, tagLatest } from './engine';
 import { debootstrapRootfs } from './rootfs';
 
-export { BASE_IMAGE_NAMES, type BaseImageName } from '../../../shared/build/base-images';
 export { type AllBases, baseImageTags, type DebianSource, debianSource } from './catalogue';
+export { BASE_IMAGE_NAMES, type BaseImageName } from '@shared/build/base-images';
 
 /**
  * Slipway's base images, built on this machine because no container registry is reachable (docs/architecture.md,

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { ifAbsent } from '../../../shared/ignore';
+import { ifAbsent } from '@shared/ignore';
+
 import { ensureDebianPackages } from '../debian';
 import { StackError } from '../stack-error';
 import { type DebianSource, filesUnder, OVERLAY, VARIANT } from './catalogue';
