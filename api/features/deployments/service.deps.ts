@@ -1,0 +1,46 @@
+import type { Client } from '@temporalio/client';
+import type Docker from 'dockerode';
+
+import type { Authz } from '@shared/authz/authorize';
+import type { GitSourceCheck } from '@shared/build/git-source';
+import type { Config } from '@shared/config';
+import type { LogStore } from '@shared/deployments/logs-store';
+import type { StatusFeed } from '@shared/deployments/status-feed';
+import type { DeploymentStore } from '@shared/deployments/store';
+import type { Logger } from '@shared/logger';
+import type { ProjectStore } from '@shared/projects/store';
+import type { EnvSealer } from '@shared/secrets/deployment-env';
+import type { UploadStore } from '@shared/uploads/store';
+
+import type { Quota } from './quota';
+
+/** What every part of the deployment service is made of; each part takes only the fields it uses. */
+export interface DeploymentServiceDeps {
+  store: DeploymentStore;
+  logs: LogStore;
+  /** Tells the event streams and `?wait=` reads of a deployment that it was destroyed. */
+  feed: Pick<StatusFeed, 'publish'>;
+  uploads: Pick<UploadStore, 'get'>;
+  /** A deploy's projectId must name a project of the caller's organisation. */
+  projects: Pick<ProjectStore, 'get' | 'memberRole' | 'projectIdsOf'>;
+  /** Which projects' deployments a caller's lists show. */
+  authz: Pick<Authz, 'visibility'>;
+  /** Seals a deploy's environment values (and opens them for a rollback's redeploy). */
+  env: EnvSealer;
+  /** The rules a source deploy's repository and Git token are held to. */
+  git: GitSourceCheck;
+  temporal: Client;
+  docker: Docker;
+  log: Pick<Logger, 'warn'>;
+  quota: Pick<Quota, 'acquire' | 'confirm'>;
+  config: Pick<
+    Config,
+    | 'DEPLOY_READY_TIMEOUT_S'
+    | 'RELEASES_KEPT'
+    | 'DEPLOYMENT_COMMANDS_PER_RUN'
+    | 'TEMPORAL_TASK_QUEUE'
+    | 'QUOTA_MULTIPLIER'
+    | 'BUILD_TIMEOUT_S'
+    | 'ALLOW_PRIVATE_REGISTRIES'
+  >;
+}
