@@ -1,5 +1,5 @@
 import { SandboxRequest } from '@api/features/builder/routes.sandbox';
-import { PlatformLogsQuery } from '@api/features/deployments/schemas.platform';
+import { PlatformLogsQuery } from '@api/features/deployments/schemas.observe';
 import { CreateSecretRequest } from '@api/features/secrets/schemas';
 import { CreateTokenRequest } from '@api/features/tokens/schemas';
 import { text } from '@api/http/fields';

@@ -9,7 +9,7 @@ import { instanceNameOf, selectInstances } from '@shared/engine/instances';
 import { deploymentHealth, deploymentLogs, deploymentMetrics } from '@shared/engine/observe';
 import { AppError } from '@shared/errors';
 
-import { HISTORY_MAX_POINTS } from './schemas.platform';
+import { HISTORY_MAX_POINTS } from './schemas.observe';
 import type { ReleasesSummary } from './views';
 
 /** Releases a status read shows; GET …/releases pages through the rest. */

@@ -14,7 +14,7 @@ import {
   RedeployRequest,
   RollbackRequest,
   ScaleRequest,
-} from './schemas.platform';
+} from './schemas.commands';
 import { platformDeploymentView } from './views';
 
 const REFUSED =

@@ -10,19 +10,21 @@ import { answerReplays } from './replays';
 import { commandRoutes } from './routes.commands';
 import { DeploymentIdParams, GetQuery, ReleaseList } from './schemas';
 import {
-  Accepted,
   ContainerMetrics,
   Health,
   HistoryQuery,
   MetricsHistory,
+  PlatformLogs,
+  PlatformLogsQuery,
+  sinceDate,
+} from './schemas.observe';
+import {
+  Accepted,
   PlatformDeployment,
   PlatformDeploymentList,
   PlatformDeployRequest,
   PlatformListQuery,
-  PlatformLogs,
-  PlatformLogsQuery,
   ReleasesQuery,
-  sinceDate,
 } from './schemas.platform';
 import { platformDeploymentView, releaseView } from './views';
 import { readOrWait } from './wait';
