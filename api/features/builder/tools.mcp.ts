@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import { defineTool, type ToolDef, WRITE } from '../../mcp/tool';
-import { nextFor, summary, WAIT_S } from '../deployments/tools.mcp';
+import { nextFor, summary, WAIT_S } from '../deployments/tools-common.mcp';
 import { commandWaiter, Outcome } from '../deployments/tools-wait.mcp';
 import { SETTLED } from '../deployments/wait';
 import type { BuilderContext } from './compose';

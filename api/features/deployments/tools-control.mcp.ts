@@ -7,7 +7,7 @@ import { defineTool, type ToolCall, type ToolDef, WRITE } from '../../mcp/tool';
 import type { CommandAccepted } from './commands';
 import type { DeploymentsContext } from './compose';
 import { EnvPatchRequest, RedeployRequest, RollbackRequest, ScaleRequest } from './schemas.commands';
-import { deploymentIdInput, deploymentProjectOf, WAIT_S } from './tools.mcp';
+import { deploymentIdInput, deploymentProjectOf, WAIT_S } from './tools-common.mcp';
 import { commandWaiter, Outcome } from './tools-wait.mcp';
 
 /**

@@ -6,7 +6,7 @@ import type { Principal } from '@shared/identity/service';
 
 import { Next } from '../../mcp/tool';
 import type { DeploymentsContext } from './compose';
-import { Summary, summary } from './tools.mcp';
+import { Summary, summary } from './tools-common.mcp';
 
 /** How an accepted command stands when a tool answers: ended (with the release it left, or why not) or running. */
 export const Outcome = z.object({

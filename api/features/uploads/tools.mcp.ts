@@ -7,7 +7,7 @@ import { consumeLimit } from '../../mcp/limit';
 import { defineTool, type ToolDef, WRITE } from '../../mcp/tool';
 import { RedeployRequest } from '../deployments/schemas.commands';
 import { PlatformDeployRequest } from '../deployments/schemas.platform';
-import { deploymentIdInput, deploymentProjectOf, nextFor, summary, WAIT_S } from '../deployments/tools.mcp';
+import { deploymentIdInput, deploymentProjectOf, nextFor, summary, WAIT_S } from '../deployments/tools-common.mcp';
 import { commandWaiter, Outcome } from '../deployments/tools-wait.mcp';
 import { SETTLED } from '../deployments/wait';
 import type { UploadsContext } from './compose';
