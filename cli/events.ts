@@ -44,6 +44,8 @@ export async function followEvents(
   handlers: EventHandlers,
   signal: AbortSignal,
   from?: string,
+  /** `destroyed`: read on past `settled` (a log follower), until the deployment is destroyed or `signal` stops it. */
+  through: 'settled' | 'destroyed' = 'settled',
 ): Promise<StreamEnd> {
   let lastEventId = from;
   let headers: Headers | undefined;
@@ -81,7 +83,7 @@ export async function followEvents(
           if (e.event === 'status') handlers.status(JSON.parse(e.data) as StatusEvent);
           else if (e.event === 'log') handlers.log(JSON.parse(e.data) as LogLine);
           // The server keeps the stream open; `settled` (an older server's `end`) is where this follower stops.
-          else if (e.event === 'settled' || e.event === 'end')
+          else if ((e.event === 'settled' && through === 'settled') || e.event === 'end')
             end = { kind: 'end', status: (JSON.parse(e.data) as { status: string }).status };
           else if (e.event === 'destroyed') end = { kind: 'destroyed' };
           if (end) end = { ...end, ...(lastEventId ? { cursor: lastEventId } : {}), ...(headers ? { headers } : {}) };

@@ -139,9 +139,9 @@ apiCommand('status', "a deployment's status, URL, env names, releases and events
 
 apiCommand('logs', "a deployment's last log lines (build, system, app)")
   .argument('[target]', TARGET)
-  .option('-f, --follow', 'keep printing new lines until it is destroyed (Ctrl-C stops)')
-  .option('--build', "only the build's output (followed on the event stream)")
-  .option('--system', "only Slipway's notices (followed on the event stream)")
+  .option('-f, --follow', 'keep printing new lines, on the event stream, until it is destroyed (Ctrl-C stops)')
+  .option('--build', "only the build's output")
+  .option('--system', "only Slipway's notices")
   .option('--app', "only the app's own output")
   .option('--limit <n>', 'how many of the last lines, 1 to 1000', '100')
   .action((given: string | undefined, o: ConnectionOptions & LogsOptions) =>

@@ -1,16 +1,10 @@
-import { type Api, paceOf, unwrap } from '../api';
+import { type Api, unwrap } from '../api';
 import { logCursor } from '../cursor';
 import { CliError } from '../errors';
-import { tailEvents } from '../events';
+import { followEvents } from '../events';
 import type { Output } from '../output';
 import { onTarget, type Target } from '../target';
 import { type LogLine, printable } from '../view';
-
-/** Reads come at most this often; less often when the platform budget would not last (see paceOf). */
-const FOLLOW_GAP_MS = 2000;
-/** Lines one follow read returns at most (the route's maximum). */
-const FOLLOW_PAGE = 1000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface LogsOptions {
   follow?: boolean;
@@ -41,12 +35,16 @@ interface Logs {
   lines: LogLine[];
 }
 
+/** The app's lines come from the engine, the build's and Slipway's from the platform's log: each in its own order. */
+const sourceOf = (l: LogLine) => (l.stream === 'stdout' || l.stream === 'stderr' ? 'app' : 'platform');
+
 /**
  * The last lines (--build, --app or --system: only the build's, the instances' or Slipway's own); with --follow, new
- * lines as they come until the deployment is destroyed or the user stops it, each once and in order. Build and system
- * lines are what the event stream carries: they are followed on it. The app's output is not on the stream, so following
- * it reads on from the last line shown (`since`), paced by the platform budget the server reports. --json prints the
- * body, or one line object per line when following (NDJSON), so a script can read as it goes.
+ * lines as they come until the deployment is destroyed or the user stops it, each once and in order. Following is one
+ * held request: the deployment's event stream carries every kind of line and stays open, and a dropped connection is
+ * resumed from the last event's ID. The stream starts at the beginning, so what the first read printed is skipped by
+ * each source's cursor. --json prints the body, or one line object per line when following (NDJSON), so a script can
+ * read as it goes.
  */
 export async function logs(api: Api, out: Output, target: Target, o: LogsOptions) {
   const id = target.id;
@@ -59,42 +57,26 @@ export async function logs(api: Api, out: Output, target: Target, o: LogsOptions
     out.result(body, body.lines.map(lineText).join('\n') || '(no log lines yet)');
     return;
   }
-  const cursor = logCursor();
+  const cursors = { app: logCursor(), platform: logCursor() };
   const print = (lines: LogLine[]) => {
-    for (const l of cursor.fresh(lines)) process.stdout.write(out.json ? `${JSON.stringify(l)}\n` : `${lineText(l)}\n`);
+    for (const line of lines)
+      for (const l of cursors[sourceOf(line)].fresh([line]))
+        process.stdout.write(out.json ? `${JSON.stringify(l)}\n` : `${lineText(l)}\n`);
   };
   print(body.lines);
-  const gone = () => out.info(`deployment ${id} was destroyed; no more lines`);
-  if (stream === 'build' || stream === 'system') {
-    // From the stream's start: what the first read printed is older than the cursor, and skipped. The first read
-    // found the deployment, so a 404 from here on is its destroy.
-    const end = await tailEvents(
-      api,
-      id,
-      { status() {}, log: (l) => l.stream === stream && print([l]) },
-      new AbortController().signal,
-      { done: () => false },
-    ).catch((err: unknown) => {
-      if (err instanceof CliError && (err.json as { status?: number } | undefined)?.status === 404)
-        return { kind: 'destroyed' as const };
-      throw err;
-    });
-    if (end.kind === 'destroyed') gone();
-    return;
-  }
-  let headers = first.headers;
-  for (;;) {
-    await sleep(paceOf(headers, FOLLOW_GAP_MS));
-    const since = cursor.since;
-    const r = await api.get<unknown>(`${path}?limit=${FOLLOW_PAGE}${only}${since ? `&since=${since}` : ''}`, [404]);
-    if (r.status === 404) {
-      gone();
-      return;
-    }
-    headers = r.headers;
-    const { lines } = unwrap<Logs>(r.body);
-    if (cursor.gapBefore(lines, FOLLOW_PAGE))
-      out.info(`more than ${FOLLOW_PAGE} lines came between two reads: the older of them are not shown`);
-    print(lines);
-  }
+  const wanted = (l: LogLine) => !stream || (stream === 'app' ? sourceOf(l) === 'app' : l.stream === stream);
+  // The first read found the deployment, so a 404 from here on is its destroy.
+  const end = await followEvents(
+    api,
+    id,
+    { status() {}, log: (l) => wanted(l) && print([l]) },
+    new AbortController().signal,
+    undefined,
+    'destroyed',
+  ).catch((err: unknown) => {
+    if (err instanceof CliError && (err.json as { status?: number } | undefined)?.status === 404)
+      return { kind: 'destroyed' as const };
+    throw err;
+  });
+  if (end.kind === 'destroyed') out.info(`deployment ${id} was destroyed; no more lines`);
 }

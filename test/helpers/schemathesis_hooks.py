@@ -51,6 +51,13 @@ REFUSALS_NO_SCHEMA_STATES = [
     ("has a segment longer than 255 bytes", "a segment's limit is in UTF-8 bytes, which no JSON Schema keyword counts"),
     # An organisation always keeps an owner: demoting one is valid unless it is the last, which the members decide.
     ("is the last owner of the organisation", "whether other owners exist is the organisation's state", "PATCH /platform/users/{id}"),
+    # An image name holds at most 255 characters (the engine's limit). The pattern states the reference's shape; the
+    # name's length would be a lookahead over it, which made generating each matching value take seconds, so the
+    # field's description states it instead (shared/images/reference.ts, IMAGE_REFERENCE).
+    ("the repository name is longer than 255 characters", "the name's length inside the reference, stated in its description"),
+    # An env change names a variable in `set` or in `unset`, not both: JSON Schema cannot relate one field's keys to
+    # another field's items.
+    ("cannot be both set and removed in one change", "a key of one field among the items of another", "PATCH /platform/deployments/{id}/env"),
     # A change is checked on the project as it will be: without repoUrl in the body, whether one is stored decides.
     ("gitTokenSecretId needs the repoUrl", "the project's stored repoUrl", "PUT /platform/projects/{id}"),
 ]

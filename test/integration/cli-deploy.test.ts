@@ -165,6 +165,7 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
     expect((await get(d.url)).body).toBe('hello from the preview branch');
 
     // busybox httpd -v logs every answer: one made while following shows up in the follower.
+    const from = apiLog.length;
     const follower = spawn(process.execPath, [BIN, 'logs', d.id, '-f', '--json', '--limit', '5'], {
       env: baseEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -190,11 +191,17 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
           message: expect.any(String),
           ...((JSON.parse(line) as { instance?: string }).instance ? { instance: expect.any(String) } : {}),
         });
-      // Read on from the last line shown: the answer made here appears once, not once per overlapping read.
+      // The answer made here appears once, however the first read and the stream overlap.
       expect(followed.split('response:404').length - 1).toBe(1);
       expect((await slipway(['destroy', d.id, '--yes'])).code).toBe(0);
       expect(await ended).toBe(0);
       expect(said).toContain(`deployment ${d.id} was destroyed`);
+      // One read of the last lines, then one held request: the event stream, never a read every few seconds.
+      const reads = apiLog
+        .slice(from)
+        .map((l) => JSON.parse(l) as { route?: string; method?: string })
+        .filter((l) => l.route === '/platform/deployments/:id/logs' || l.route === '/platform/deployments/:id/events');
+      expect(reads.map((l) => l.route)).toEqual(['/platform/deployments/:id/logs', '/platform/deployments/:id/events']);
     } finally {
       follower.kill();
     }

@@ -426,7 +426,8 @@ describe('slipway deploy, link and the commands on a linked folder', () => {
     expect(bare.code).toBe(1);
     expect(bare.stderr).toContain('give the repository: --git URL');
     expect((await slipway(['destroy', '--yes'], { cwd: dir })).code).toBe(0);
-  });
+    // Three builds from Git, each followed to its end: on 2 busy cores that outlasts the default two minutes.
+  }, 420_000);
 
   it('scale, stop and start on the link, each followed to its outcome with --wait', async () => {
     const dir = await folder('controls');

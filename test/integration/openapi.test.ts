@@ -76,6 +76,7 @@ describe('OpenAPI document', () => {
         'GET /platform/deployments/{id}/container-metrics',
         'GET /platform/deployments/{id}/container-metrics/history',
         'POST /platform/deployments/{id}/redeploy',
+        'PATCH /platform/deployments/{id}/env',
         'POST /platform/deployments/{id}/stop',
         'POST /platform/deployments/{id}/start',
         'POST /platform/deployments/{id}/scale',

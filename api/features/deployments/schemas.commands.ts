@@ -136,8 +136,11 @@ export const EnvPatchRequest = z
     unset: z
       .array(envName)
       .max(ENV_LIMITS.maxVars)
-      .optional()
-      .meta({ description: 'Names of variables to remove; each must be set on the deployment now' }),
+      .meta({
+        description: 'Names of variables to remove, each once; each must be set on the deployment now',
+        uniqueItems: true,
+      })
+      .optional(),
   })
   .strict()
   .superRefine((b, ctx) => {
@@ -165,7 +168,11 @@ export const EnvPatchRequest = z
     description:
       'A change to some variables of the environment: `set` adds or changes these, `unset` removes these, and every ' +
       'other variable keeps its value. At least one of them is non-empty.',
-    anyOf: [{ required: ['set'] }, { required: ['unset'] }],
+    // What the refinement above holds, as JSON Schema says it: a non-empty `set`, or a non-empty `unset`.
+    anyOf: [
+      { required: ['set'], properties: { set: { minProperties: 1 } } },
+      { required: ['unset'], properties: { unset: { minItems: 1 } } },
+    ],
   });
 export type EnvPatchRequest = z.infer<typeof EnvPatchRequest>;
 
