@@ -159,6 +159,8 @@ const schema = z.object({
   // Sales outbox (shared/contracts/webhook-delivery.ts): how often pending events are swept into delivery, and how long an api
   // request waits for a resend/test attempt before answering 202 (the attempt still runs when a worker comes).
   WEBHOOK_OUTBOX_SWEEP_S: z.coerce.number().int().min(1).default(60),
+  /** How long a deployment command's request waits for its workflow to take it before answering 202 anyway. */
+  DEPLOYMENT_COMMAND_ACCEPT_WAIT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   SALES_ATTEMPT_WAIT_MS: z.coerce.number().int().min(100).max(60_000).default(12_000),
   RATE_LIMIT_ENTITLEMENTS_PER_MIN: z.coerce.number().int().min(1).default(120),
 

@@ -46,6 +46,8 @@ describe('schemathesis against the OpenAPI document', () => {
         ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
         // No worker runs: resend and test answer 202 queued after this wait.
         SALES_ATTEMPT_WAIT_MS: '3000',
+        // Nor does any deployment command: it is answered 202 after this wait, as with a worker that is down.
+        DEPLOYMENT_COMMAND_ACCEPT_WAIT_MS: '2000',
       },
       // Deploys stay queued: what is checked is the HTTP contract, not the engine.
       { worker: false },

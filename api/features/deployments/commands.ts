@@ -1,5 +1,6 @@
 import {
   type Client,
+  isGrpcDeadlineError,
   WorkflowClient,
   type WorkflowClientInterceptor,
   WorkflowNotFoundError,
@@ -87,6 +88,11 @@ export function createDeploymentCommands(deps: {
   temporal: Client;
   /** Seals a redeploy's new environment values, and opens the serving ones an environment change starts from. */
   env: Pick<EnvSealer, 'seal' | 'open'>;
+  /**
+   * How long a request waits for the deployment's workflow to take a command (DEPLOYMENT_COMMAND_ACCEPT_WAIT_MS):
+   * a workflow takes it only when a worker runs it, and a request must not hang while none does.
+   */
+  acceptWaitMs?: number;
 }) {
   const { store, env } = deps;
   const workflows = new WorkflowClient({
@@ -134,9 +140,16 @@ export function createDeploymentCommands(deps: {
       o: unknown,
     ) => Promise<{ updateId: string }>;
     try {
-      const handle = await startUpdate(def, { args, updateId, waitForStage: WorkflowUpdateStage.ACCEPTED });
+      const deadline = new Date(Date.now() + (deps.acceptWaitMs ?? 10_000));
+      const handle = await workflows.withDeadline(deadline, () =>
+        startUpdate(def, { args, updateId, waitForStage: WorkflowUpdateStage.ACCEPTED }),
+      );
       return { deployment: (await store.get(principal.org._id, id)) ?? record, command: { id: handle.updateId, name } };
     } catch (err) {
+      // Temporal holds the command for the workflow, which has not run it yet (no worker runs, or none has come to
+      // it): the answer is the same 202, and the command's read says whether it ran or was refused once it did.
+      // Sending it again with the same X-Request-Id is the same command.
+      if (isGrpcDeadlineError(err)) return { deployment: record, command: { id: updateId, name } };
       if (err instanceof Refused) {
         throw new AppError('INVALID_REQUEST', err.message, {
           deploymentId: id,

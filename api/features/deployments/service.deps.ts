@@ -41,6 +41,7 @@ export interface DeploymentServiceDeps {
     | 'TEMPORAL_TASK_QUEUE'
     | 'QUOTA_MULTIPLIER'
     | 'BUILD_TIMEOUT_S'
+    | 'DEPLOYMENT_COMMAND_ACCEPT_WAIT_MS'
     | 'ALLOW_PRIVATE_REGISTRIES'
   >;
 }

@@ -25,7 +25,12 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
   const idempotency = createIdempotency(deps, workflows);
   const sources = createSourceChecks(deps);
   const reads = createDeploymentReads(deps);
-  const commands = createDeploymentCommands({ store, temporal, env });
+  const commands = createDeploymentCommands({
+    store,
+    temporal,
+    env,
+    acceptWaitMs: deps.config.DEPLOYMENT_COMMAND_ACCEPT_WAIT_MS,
+  });
 
   return {
     /** stop, start, scale, rollback and the follow-up of each (./commands.ts); redeploy checks its source first. */
