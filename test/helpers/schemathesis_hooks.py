@@ -58,6 +58,9 @@ REFUSALS_NO_SCHEMA_STATES = [
     # An env change names a variable in `set` or in `unset`, not both: JSON Schema cannot relate one field's keys to
     # another field's items.
     ("cannot be both set and removed in one change", "a key of one field among the items of another", "PATCH /platform/deployments/{id}/env"),
+    # A builder save names each path once: uniqueItems compares whole items, and two files with one path and
+    # different contents are different items; no JSON Schema keyword makes one property unique across an array.
+    ("each path once", "one property unique across an array's items", "PUT /platform/builder/sessions/{id}/files"),
     # A change is checked on the project as it will be: without repoUrl in the body, whether one is stored decides.
     ("gitTokenSecretId needs the repoUrl", "the project's stored repoUrl", "PUT /platform/projects/{id}"),
 ]
