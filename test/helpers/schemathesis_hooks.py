@@ -61,6 +61,8 @@ REFUSALS_NO_SCHEMA_STATES = [
     # A builder save names each path once: uniqueItems compares whole items, and two files with one path and
     # different contents are different items; no JSON Schema keyword makes one property unique across an array.
     ("each path once", "one property unique across an array's items", "PUT /platform/builder/sessions/{id}/files"),
+    # A project always keeps an admin: demoting one is valid unless it is the last, which the members decide.
+    ("is the last admin of project", "whether other admins exist is the project's members", "PATCH /platform/projects/{id}/members/{userId}"),
     # A change is checked on the project as it will be: without repoUrl in the body, whether one is stored decides.
     ("gitTokenSecretId needs the repoUrl", "the project's stored repoUrl", "PUT /platform/projects/{id}"),
 ]
