@@ -221,6 +221,34 @@ describe('Deployment followers: woken by announcements, free while idle, never m
     expect(events.map((e) => e.type)).toEqual(['status', 'destroyed', 'end']);
   });
 
+  it('tells each status change after the lines written before it, though one read finds them all', async () => {
+    const { ids, principal } = await setUp(1);
+    const id = ids[0]!;
+    // Written with no announcement, so the follower's first read finds the whole build and both changes at once.
+    const store = createDeploymentStore(h.db);
+    const logs = createLogStore(h.db);
+    await store.recordStatus({ deploymentId: id, version: 10, status: 'building', message: 'building' });
+    for (let i = 1; i <= 150; i += 50)
+      await logs.append(
+        id,
+        'build',
+        Array.from({ length: 50 }, (_, k) => `build line ${String(i + k).padStart(3, '0')}`),
+      );
+    await store.recordStatus({ deploymentId: id, version: 11, status: 'deploying', message: 'starting' });
+    await logs.append(id, 'system', ['instance started']);
+    await store.recordStatus({ deploymentId: id, version: 12, status: 'running', message: 'serving' });
+
+    const stop = new AbortController();
+    const told: string[] = [];
+    for await (const e of follower(read)(principal, id, START, stop.signal)) {
+      if (e.type === 'settled') break;
+      told.push(e.type === 'status' ? e.data.status : e.type === 'log' ? e.data.message : e.type);
+    }
+    stop.abort();
+    const lines = Array.from({ length: 150 }, (_, i) => `build line ${String(i + 1).padStart(3, '0')}`);
+    expect(told).toEqual(['queued', 'building', ...lines, 'deploying', 'instance started', 'running']);
+  });
+
   it('holds 100 streams and 20 waits on one token with no database read while idle and one subscription per deployment', async () => {
     const { org, api, ids } = await setUp(4);
     apiLog.length = 0;

@@ -245,15 +245,21 @@ export function createDeploymentFollower(deps: {
           return;
         }
         if (opts.status === false) pos.events = record.events.length;
-        for (; pos.events < record.events.length; pos.events++) {
-          const e = record.events[pos.events]!;
-          queue.push({
-            type: 'status',
-            data: { status: e.status, message: e.message, at: e.at.toISOString() },
-            at: { events: pos.events + 1, settled: 0 },
-          });
-          state.settledSent = false;
-        }
+        // The record's new status changes are told among the lines, each after the lines written before it: the
+        // build's last line comes before `deploying`, though a wake may read both at once.
+        const changes = record.events.slice(pos.events);
+        const tellChangesBefore = (ms: number) => {
+          while (changes.length > 0 && changes[0]!.at.getTime() < ms) {
+            const e = changes.shift()!;
+            pos.events++;
+            queue.push({
+              type: 'status',
+              data: { status: e.status, message: e.message, at: e.at.toISOString() },
+              at: { events: pos.events, settled: 0 },
+            });
+            state.settledSent = false;
+          }
+        };
         // After the record: the lines written before it changed are all there once it says so.
         for (;;) {
           // History is read as fast as the client takes it, not faster.
@@ -262,12 +268,14 @@ export function createDeploymentFollower(deps: {
           const after = { at: pos.logAt, seq: pos.logSeq };
           const lines = await watch.read(`logs:${after.at}.${after.seq}`, () => deps.logs.after(id, after, LOG_PAGE));
           for (const { cursor, ...line } of lines) {
+            tellChangesBefore(cursor.at);
             pos.logAt = cursor.at;
             pos.logSeq = cursor.seq;
             queue.push({ type: 'log', data: line, at: { logAt: cursor.at, logSeq: cursor.seq } });
           }
           if (lines.length < LOG_PAGE) break;
         }
+        tellChangesBefore(Infinity);
         state.status = record.status;
         checkSettled();
         await watch.changed(Infinity, stop.signal);
