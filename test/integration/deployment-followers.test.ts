@@ -7,7 +7,8 @@ import { type CommandStartedEvent, MongoClient } from 'mongodb';
 
 import { buildApp } from '@api/app';
 import { composeApi } from '@api/compose';
-import { createDeploymentFollower, type FollowEvent, START } from '@api/features/deployments/events';
+import { START } from '@api/features/deployments/event-cursor';
+import { createDeploymentFollower, type FollowEvent } from '@api/features/deployments/events';
 import { createLogStore } from '@shared/deployments/logs-store';
 import { announcingLogs, announcingStatus, createStatusFeed } from '@shared/deployments/status-feed';
 import { createDeploymentStore } from '@shared/deployments/store';

@@ -2,7 +2,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { msToTs } from '@temporalio/common/lib/time';
 
 import { commandTimeline } from '@api/features/deployments/command-progress';
-import { decodeCursor, encodeCursor, EVENT_ID, START } from '@api/features/deployments/events';
+import { decodeCursor, encodeCursor, EVENT_ID, START } from '@api/features/deployments/event-cursor';
 import { advanceApp, engineNs } from '@shared/engine/follow';
 
 describe('event IDs: one position per source, and the older three-part IDs still accepted', () => {

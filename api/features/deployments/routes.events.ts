@@ -4,7 +4,8 @@ import { principalOf } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
 import { ServerSentEvent } from '../../http/shapes';
 import type { DeploymentsContext } from './compose';
-import { decodeCursor, encodeCursor, EVENT_ID, EVENT_ID_MAX, EVENT_ID_REFUSED, SlowFollower, START } from './events';
+import { decodeCursor, encodeCursor, EVENT_ID, EVENT_ID_MAX, EVENT_ID_REFUSED, START } from './event-cursor';
+import { SlowFollower } from './events';
 import { DeploymentIdParams } from './schemas';
 
 /**

@@ -5,7 +5,7 @@ import type { Principal } from '@shared/identity/service';
 import { capTail, fence } from '../../mcp/text';
 import { defineTool, READ, type ToolDef } from '../../mcp/tool';
 import type { DeploymentsContext } from './compose';
-import { decodeCursor, encodeCursor, EVENT_ID, EVENT_ID_MAX, START } from './events';
+import { decodeCursor, encodeCursor, EVENT_ID, EVENT_ID_MAX, START } from './event-cursor';
 import type { LogLineOut } from './observe';
 import { LogsQuery } from './schemas';
 import { deploymentIdInput } from './tools-common.mcp';
