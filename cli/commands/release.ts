@@ -68,6 +68,9 @@ export async function shipRelease(
     ...(envVars ? { envVars } : {}),
   };
   if (envVars) out.info(envChange(d.envVarNames ?? [], Object.keys(envVars).sort()));
+  // Known before the release is sent: a cursor read after it would count the release's own events as older ones,
+  // and the follow would wait for events that had already passed.
+  const from = cursor ? await cursor : undefined;
   const r = await onTarget(target, () =>
     api.request<unknown>('POST', `/platform/deployments/${d.id}/redeploy`, {
       json: body,
@@ -99,7 +102,7 @@ export async function shipRelease(
       progress,
       timeoutMs,
       logs: !out.json,
-      ...(cursor ? { from: await cursor } : {}),
+      ...(from ? { from } : {}),
     });
   } finally {
     process.removeListener('SIGINT', interrupted);

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
 import { LABELS } from '@shared/constants';
 
+import { apiProxy } from '../helpers/api-proxy';
 import { cliRunner } from '../helpers/cli-runner';
 import { edgeAgent, edgeGet } from '../helpers/edge';
 import { type GitServer, startGitServer } from '../helpers/git-server';
@@ -247,7 +247,7 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
   it('deploy --dir --wait without a terminal prints each of 150 build lines once, in order, between the status changes, even over a connection that keeps dropping', async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-cli-chatty-'));
     // Cuts every event stream after 6 KB: the follower must resume where it was, several times.
-    const proxy = await cuttingProxy(new URL(h.baseUrl), 6000);
+    const proxy = await apiProxy(new URL(h.baseUrl), { cutEventsAfter: 6000 });
     try {
       // A nonce in the step, so the engine's build cache cannot replay it without output.
       const nonce = `${process.pid}-${Date.now()}`;
@@ -284,53 +284,3 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
     }
   });
 });
-
-/**
- * A TCP proxy to the api that cuts each event-stream connection after `bytes` of its answer, as a flaky network
- * or a restarting proxy would; other requests pass untouched.
- */
-async function cuttingProxy(target: URL, bytes: number) {
-  let cuts = 0;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((down) => {
-    const up = net.connect(Number(target.port), target.hostname);
-    for (const s of [down, up]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-    }
-    let events = false;
-    let sent = 0;
-    down.on('data', (chunk: Buffer) => {
-      // A kept-alive connection carries one request after another: the event stream is the last it carries.
-      if (/^GET \/platform\/deployments\/[^/ ]+\/events[ ?]/.test(chunk.toString('latin1'))) {
-        events = true;
-        sent = 0;
-      }
-      up.write(chunk);
-    });
-    up.on('data', (chunk: Buffer) => {
-      if (events && sent + chunk.length > bytes) {
-        cuts++;
-        down.end(chunk.subarray(0, bytes - sent), () => down.destroy());
-        up.destroy();
-        return;
-      }
-      sent += chunk.length;
-      down.write(chunk);
-    });
-    up.on('end', () => down.end());
-    down.on('end', () => up.end());
-    up.on('error', () => down.destroy());
-    down.on('error', () => up.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
-    cuts: () => cuts,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
+import { apiProxy } from '../helpers/api-proxy';
 import { cliRunner } from '../helpers/cli-runner';
 import { client } from '../helpers/client';
 import { edgeAgent, edgeGet } from '../helpers/edge';
@@ -398,6 +399,27 @@ describe('slipway deploy, link and the commands on a linked folder', () => {
     expect(refused.stderr).toContain('this folder is linked to cli-image-app; --name cli-other names another app');
     expect(refused.stderr).toContain('pass --new to create cli-other');
     expect((await slipway(['destroy', '--yes'], { cwd: dir })).code).toBe(0);
+  });
+
+  it('deploy --image --wait over an event stream that answers late follows the release it sent to its end', async () => {
+    const dir = await folder('late-stream');
+    // Every event stream reaches the api 3 s after it is asked for, as over a slow link or on a busy server: a release
+    // is sent only once the stream's end before it is known, or its events would be taken for older ones.
+    const proxy = await apiProxy(new URL(h.baseUrl), { delayEventsMs: 3000 });
+    const env = { SLIPWAY_URL: proxy.url };
+    try {
+      const first = await slipway(['deploy', '--image', hello, '--name', 'cli-late-stream', '--wait', '--json'], {
+        cwd: dir,
+        env,
+      });
+      expect(first.code).toBe(0);
+      const r = await slipway(['deploy', '--image', hello, '--wait', '--json', '--timeout', '90s'], { cwd: dir, env });
+      expect({ code: r.code, stderr: r.code === 0 ? '' : r.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(json(r)).toMatchObject({ status: 'running', revision: 2 });
+      expect((await slipway(['destroy', '--yes'], { cwd: dir, env })).code).toBe(0);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('a Git app: deploy --git links the folder, deploy --git there builds the new head at the same URL, redeploy too', async () => {
