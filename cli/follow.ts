@@ -1,6 +1,6 @@
 import { type Api, unwrap } from './api';
 import { CliError } from './errors';
-import { followEvents, tailEvents } from './events';
+import { type EventHandlers, followEvents, tailEvents } from './events';
 import type { Progress } from './progress';
 import { type DeploymentView, FINAL, type LogLine } from './view';
 
@@ -20,6 +20,14 @@ const destroyed = (id: string, json?: unknown) =>
 /** The stream carries the app's own lines too; a follow shows the build's and the platform's, as it always did. */
 const platformLine = (line: LogLine) => line.stream === 'build' || line.stream === 'system';
 
+/** What a follow shows as it goes: each status change, and the build's and the platform's lines unless --json. */
+const progressHandlers = (opts: FollowOptions): EventHandlers => ({
+  status: (e) => opts.progress.event(e),
+  log: (line) => {
+    if (opts.logs && platformLine(line)) opts.progress.logs([line]);
+  },
+});
+
 const isNotFound = (err: unknown) =>
   err instanceof CliError && (err.json as { status?: unknown } | undefined)?.status === 404;
 
@@ -38,17 +46,7 @@ export async function followDeployment(api: Api, id: string, opts: FollowOptions
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(), opts.timeoutMs);
   try {
-    const end = await followEvents(
-      api,
-      id,
-      {
-        status: (e) => opts.progress.event(e),
-        log: (line) => {
-          if (opts.logs && platformLine(line)) opts.progress.logs([line]);
-        },
-      },
-      timeout.signal,
-    );
+    const end = await followEvents(api, id, progressHandlers(opts), timeout.signal);
     if (end.kind === 'destroyed') throw destroyed(id);
   } catch (err) {
     if (isNotFound(err)) throw destroyed(id, (err as CliError).json);
@@ -125,35 +123,24 @@ export async function followCommand(
   const path = `/platform/deployments/${id}/commands/${encodeURIComponent(command.id)}`;
   let last: CommandProgress | undefined;
   try {
-    const end = await tailEvents(
-      api,
-      id,
-      {
-        status: (e) => opts.progress.event(e),
-        log: (line) => {
-          if (opts.logs && platformLine(line)) opts.progress.logs([line]);
-        },
+    const end = await tailEvents(api, id, progressHandlers(opts), timeout.signal, {
+      ...(opts.from ? { from: opts.from } : {}),
+      done: async () => {
+        const r = await api.get<unknown>(path, [404]);
+        if (r.status === 404) {
+          // The deployment gone (read says so), or the command no longer among those its workflow remembers.
+          const now = await read(api, id);
+          throw new CliError(
+            `the server no longer knows how the ${command.name} ended`,
+            `read the outcome from the deployment: slipway status ${id}`,
+            1,
+            now,
+          );
+        }
+        last = unwrap<CommandProgress>(r.body);
+        return last.state !== 'running';
       },
-      timeout.signal,
-      {
-        ...(opts.from ? { from: opts.from } : {}),
-        done: async () => {
-          const r = await api.get<unknown>(path, [404]);
-          if (r.status === 404) {
-            // The deployment gone (read says so), or the command no longer among those its workflow remembers.
-            const now = await read(api, id);
-            throw new CliError(
-              `the server no longer knows how the ${command.name} ended`,
-              `read the outcome from the deployment: slipway status ${id}`,
-              1,
-              now,
-            );
-          }
-          last = unwrap<CommandProgress>(r.body);
-          return last.state !== 'running';
-        },
-      },
-    );
+    });
     if (end.kind === 'destroyed') throw destroyed(id);
   } catch (err) {
     if (isNotFound(err)) throw destroyed(id, (err as CliError).json);
