@@ -10,7 +10,8 @@ import { createGitSourceCheck, type GitSourceCheck } from '@shared/build/git-sou
 import type { Config } from '@shared/config';
 import type { Database } from '@shared/db/mongo';
 import { createStatusFeed, type StatusFeed } from '@shared/deployments/status-feed';
-import { createIdentityService, type IdentityService } from '@shared/identity/service';
+import { createPrincipalCache } from '@shared/identity/principal-cache';
+import { createIdentityService, type IdentityService, type Principal } from '@shared/identity/service';
 import { createIdentityStore } from '@shared/identity/store';
 import { hashToken } from '@shared/identity/tokens';
 import { limitRules } from '@shared/limits';
@@ -114,7 +115,11 @@ export async function composeCore(c: Connections): Promise<Core> {
     docker: c.docker,
     s3: c.s3,
     limiters,
-    identity: createIdentityService({ store: identityStore }),
+    identity: createIdentityService({
+      store: identityStore,
+      // Every request authenticates: its principal comes from memory, its changes are announced through Redis.
+      cache: createPrincipalCache<Principal>({ redis: c.redis, keyPrefix: c.config.REDIS_KEY_PREFIX, log: c.log }),
+    }),
     authz,
     auditTrail: auditStore,
     vault,

@@ -2,9 +2,11 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 
 import { config } from '@shared/config';
 import { connectMongo } from '@shared/db/mongo';
+import { announceIdentityChange, CACHED_PRINCIPAL_MAX_AGE_MS } from '@shared/identity/principal-cache';
 import { createIdentityService } from '@shared/identity/service';
 import { createIdentityStore, PLANS } from '@shared/identity/store';
 import { ORG_ROLES, type Permission, PERMISSIONS } from '@shared/permissions';
+import { createRedis } from '@shared/redis';
 
 /** "90d", "12h", "30m", "45s" → seconds. */
 export function parseDuration(value: string): number {
@@ -24,6 +26,23 @@ function parseScopes(value: string): Permission[] {
   return scopes as Permission[];
 }
 
+/**
+ * Tells the running api processes, which keep principals in memory, that one changed (a revoked token). Redis is
+ * opened only for such a change, so commands that change no principal run without it.
+ */
+async function announce(cfg: ReturnType<typeof config>): Promise<void> {
+  const redis = createRedis(cfg.REDIS_URL);
+  try {
+    await announceIdentityChange(redis, cfg.REDIS_KEY_PREFIX);
+  } catch (err) {
+    throw new Error(
+      `the change is stored, but the api processes could not be told through Redis (${err instanceof Error ? err.message : String(err)}); they may honour the old state for up to ${CACHED_PRINCIPAL_MAX_AGE_MS / 1000} s. Run the command again once Redis answers.`,
+    );
+  } finally {
+    redis.disconnect();
+  }
+}
+
 /** Opens MongoDB for one command and closes it after, so the CLI exits on its own. */
 async function withIdentity<T>(fn: (identity: ReturnType<typeof createIdentityService>) => Promise<T>): Promise<T> {
   const cfg = config();
@@ -31,7 +50,7 @@ async function withIdentity<T>(fn: (identity: ReturnType<typeof createIdentitySe
   try {
     const store = createIdentityStore(database.db);
     await store.ensureIndexes();
-    return await fn(createIdentityService({ store }));
+    return await fn(createIdentityService({ store, announce: () => announce(cfg) }));
   } finally {
     await database.close();
   }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import { AppError } from '../errors';
 import { type OrgRole, type Permission, PERMISSIONS } from '../permissions';
+import type { PrincipalCache } from './principal-cache';
 import type { IdentityStore, OrgRecord, Plan, TokenRecord, UserRecord } from './store';
 import { generateToken, hashToken, TOKEN_PATTERN } from './tokens';
 
@@ -15,7 +16,59 @@ const DEFAULT_TOKEN_TTL_S = 90 * 24 * 3600;
 /** lastUsedAt is advisory; writing it at most once a minute keeps reads from becoming writes. */
 const TOUCH_EVERY_MS = 60_000;
 
-export function createIdentityService({ store }: { store: IdentityStore }) {
+const expired = (at: Date) =>
+  new AppError('TOKEN_EXPIRED', `The access token expired at ${at.toISOString()}; issue a new one.`);
+
+export interface IdentityDeps {
+  store: IdentityStore;
+  /** Principals kept in this process (the api's): authenticate reads the database only on a miss. */
+  cache?: PrincipalCache<Principal>;
+  /**
+   * Tells every api process that a principal changed (shared/identity/principal-cache.ts); the cache's own by default,
+   * which also forgets this process's principals at once. Without either, this service cannot revoke or change roles.
+   */
+  announce?: () => Promise<void>;
+}
+
+/** A principal of its own per request, so nothing a request does to it reaches the cached one. */
+const copyOf = (p: Principal): Principal => ({
+  org: { ...p.org },
+  user: { ...p.user },
+  token: { ...p.token, scopes: [...p.token.scopes] },
+});
+
+export function createIdentityService({ store, cache, announce = cache?.announce }: IdentityDeps) {
+  /**
+   * A write that may change what a principal may do, announced once done. Announced even when it failed or matched
+   * nothing, so a caller retrying after a failed announcement announces again.
+   */
+  async function changing<T>(write: () => Promise<T>): Promise<T> {
+    if (!announce) throw new Error('identity changes need an announcer (createIdentityService({ announce }))');
+    try {
+      return await write();
+    } finally {
+      await announce();
+    }
+  }
+
+  /** The database's answer for a token hash; every refusal comes from here, never from the cache. */
+  async function load(hash: string, now: Date): Promise<Principal> {
+    const token = await store.findTokenByHash(hash);
+    if (!token || token.revokedAt)
+      throw new AppError('INVALID_TOKEN', 'The access token is unknown or has been revoked.');
+    if (token.expiresAt <= now) throw expired(token.expiresAt);
+    const [org, user] = await Promise.all([store.getOrg(token.orgId), store.getUser(token.orgId, token.userId)]);
+    if (!org || !user)
+      throw new AppError('INVALID_TOKEN', 'The access token belongs to a user or organisation that no longer exists.');
+    if (!token.lastUsedAt || now.getTime() - token.lastUsedAt.getTime() > TOUCH_EVERY_MS)
+      await store.touchToken(token._id, now);
+    return {
+      org,
+      user,
+      token: { _id: token._id, name: token.name, scopes: token.scopes, expiresAt: token.expiresAt },
+    };
+  }
+
   async function createToken(input: {
     orgId: string;
     userId: string;
@@ -76,41 +129,28 @@ export function createIdentityService({ store }: { store: IdentityStore }) {
       return { orgId: org._id, userId: user._id, tokenId: token.id, token: token.token, expiresAt: token.expiresAt };
     },
 
-    revokeToken: (id: string, orgId?: string) => store.revokeToken(id, orgId),
+    revokeToken: (id: string, orgId?: string) => changing(() => store.revokeToken(id, orgId)),
     getToken: (orgId: string, id: string) => store.getToken(orgId, id),
     listTokens: (orgId: string, userId: string) => store.listTokens(orgId, userId),
     orgExists: async (orgId: string) => (await store.getOrg(orgId)) !== null,
     userExists: async (orgId: string, userId: string) => (await store.getUser(orgId, userId)) !== null,
     listUsers: (orgId: string, ids?: string[]) => store.listUsers(orgId, ids),
-    setUserRole: (orgId: string, userId: string, role: OrgRole) => store.setUserRole(orgId, userId, role),
+    setUserRole: (orgId: string, userId: string, role: OrgRole) =>
+      changing(() => store.setUserRole(orgId, userId, role)),
 
-    /** Resolves a bearer token to its principal, or throws INVALID_TOKEN / TOKEN_EXPIRED. */
+    /**
+     * Resolves a bearer token to its principal, or throws INVALID_TOKEN / TOKEN_EXPIRED. Kept principals are checked
+     * for expiry on every call; revocations and role changes reach them through the cache's announcements.
+     */
     async authenticate(presented: string | undefined, now = new Date()): Promise<Principal> {
       if (!presented || !TOKEN_PATTERN.test(presented)) {
         throw new AppError('INVALID_TOKEN', 'Missing or malformed access token: send "Authorization: Bearer svc_…".');
       }
-      const token = await store.findTokenByHash(hashToken(presented));
-      if (!token || token.revokedAt)
-        throw new AppError('INVALID_TOKEN', 'The access token is unknown or has been revoked.');
-      if (token.expiresAt <= now) {
-        throw new AppError(
-          'TOKEN_EXPIRED',
-          `The access token expired at ${token.expiresAt.toISOString()}; issue a new one.`,
-        );
-      }
-      const [org, user] = await Promise.all([store.getOrg(token.orgId), store.getUser(token.orgId, token.userId)]);
-      if (!org || !user)
-        throw new AppError(
-          'INVALID_TOKEN',
-          'The access token belongs to a user or organisation that no longer exists.',
-        );
-      if (!token.lastUsedAt || now.getTime() - token.lastUsedAt.getTime() > TOUCH_EVERY_MS)
-        await store.touchToken(token._id, now);
-      return {
-        org,
-        user,
-        token: { _id: token._id, name: token.name, scopes: token.scopes, expiresAt: token.expiresAt },
-      };
+      // Keyed by the hash, as the database is: the presented secret is not kept.
+      const hash = hashToken(presented);
+      const principal = cache ? await cache.resolve(hash, () => load(hash, now)) : await load(hash, now);
+      if (principal.token.expiresAt <= now) throw expired(principal.token.expiresAt);
+      return copyOf(principal);
     },
   };
 }

@@ -12,7 +12,8 @@ describe('slipway admin CLI (against the real MongoDB protocol)', () => {
   let h: Harness;
   const cli = async (...args: string[]) => {
     const { stdout } = await run(process.execPath, [bin, ...args], {
-      env: { ...process.env, MONGODB_DB: h.config.MONGODB_DB },
+      // The api's Redis prefix too: a revocation is announced to the api processes there.
+      env: { ...process.env, MONGODB_DB: h.config.MONGODB_DB, REDIS_KEY_PREFIX: h.config.REDIS_KEY_PREFIX },
     });
     return JSON.parse(stdout) as Record<string, string>;
   };
