@@ -3,6 +3,7 @@ import type { Db } from 'mongodb';
 
 import type { Config } from '@shared/config';
 import type { LogStore } from '@shared/deployments/logs-store';
+import { createStatusModel, modelledReleases } from '@shared/deployments/read-model';
 import {
   announcingDestroys,
   announcingLogs,
@@ -81,6 +82,9 @@ export function createActivities(deps: ActivityDeps) {
   const engine = createEngineLocal({ ...deps.engine, instance });
   // Status changes, log lines and destroys wake the api's event streams and long-polls (`?wait=`) at once.
   const feed = deps.redis && createStatusFeed({ redis: deps.redis, keyPrefix: deps.config.REDIS_KEY_PREFIX });
+  // What status reads show, rewritten after each write that changes it and before its announcement.
+  const model =
+    deps.redis && createStatusModel({ redis: deps.redis, keyPrefix: deps.config.REDIS_KEY_PREFIX, store: deps.store });
   const logs = announcingLogs(deps.logs, feed);
   const env = createEnvSealer(deps.config.SECRETS_KEY);
   const edge = { router: edgeRouterFromConfig(deps.config), ...edgeAddressing(deps.config) };
@@ -88,8 +92,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createDeploymentActivities({
       ...deps,
       logs,
-      store: announcingStatus(deps.store, feed),
-      releases: deps.store.releases,
+      store: announcingStatus(deps.store, feed, model),
+      releases: modelledReleases(deps.store.releases, model),
       engine,
       env,
       edge,
@@ -106,7 +110,7 @@ export function createActivities(deps: ActivityDeps) {
     }),
     ...createReconcileActivities({
       docker: deps.engine.docker,
-      store: announcingDestroys(deps.store, feed),
+      store: announcingDestroys(deps.store, feed, model),
       env,
       instance,
       graceS: deps.config.RECONCILE_GRACE_S,

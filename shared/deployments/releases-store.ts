@@ -72,6 +72,12 @@ export interface EnvSetRecord {
   createdAt: Date;
 }
 
+/** The newest releases of a deployment, as status reads show them. */
+export interface ReleasesSummary {
+  total: number;
+  recent: Omit<ReleaseRecord, 'envSealed'>[];
+}
+
 export const releaseId = (deploymentId: string, revision: number) => `${deploymentId}:${revision}`;
 
 export function createReleaseStore(db: Db) {

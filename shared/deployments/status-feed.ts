@@ -2,6 +2,7 @@ import { ignore } from '../ignore';
 import type { Logger } from '../logger';
 import type { Redis } from '../redis';
 import type { LogStore } from './logs-store';
+import type { StatusModel } from './read-model';
 
 /** What a message on a deployment's channel says happened; a wait for a status sleeps through log lines. */
 export type Announcement = 'status' | 'log' | 'destroyed';
@@ -211,17 +212,22 @@ export type StatusWatch = Awaited<ReturnType<StatusFeed['watch']>>;
 const LOST_ANNOUNCEMENT = 'watchers recheck on their own';
 
 /**
- * The store as the worker uses it, announcing each status change after it is written. A failed announcement is
- * ignored: watchers recheck on their own (above), so it costs them latency, never the write.
+ * The store as the worker uses it: each status change written, then put in the status read model, then announced.
+ * The model comes first so that a reader woken by the announcement finds the change there; it is refreshed on a
+ * retry that wrote nothing too (the write may have landed and its refresh not), and its failure fails the write, so
+ * the activity is retried. A failed announcement is ignored: watchers recheck on their own (above), so it costs them
+ * latency, never the write.
  */
 export function announcingStatus<S extends { recordStatus(change: { deploymentId: string }): Promise<unknown> }>(
   store: S,
   feed: Pick<StatusFeed, 'publish'> | undefined,
+  model: Pick<StatusModel, 'refresh'> | undefined,
 ): S {
-  if (!feed) return store;
+  if (!feed && !model) return store;
   const recordStatus: S['recordStatus'] = async (change) => {
     const written = await store.recordStatus(change);
-    await feed.publish(change.deploymentId, 'status').catch(ignore(LOST_ANNOUNCEMENT));
+    await model?.refresh(change.deploymentId);
+    await feed?.publish(change.deploymentId, 'status').catch(ignore(LOST_ANNOUNCEMENT));
     return written;
   };
   return Object.assign(Object.create(store) as S, store, { recordStatus });
@@ -240,15 +246,22 @@ export function announcingLogs<S extends Pick<LogStore, 'append'>>(
   return Object.assign(Object.create(logs) as S, logs, { append });
 }
 
-/** The reconciler's store: a destroy it finishes (the api stopped half way) is announced like the api's own. */
+/**
+ * The reconciler's store: a destroy it finishes (the api stopped half way) is buried in the status read model and
+ * announced like the api's own.
+ */
 export function announcingDestroys<S extends { finishDestroyIntents(since: Date): Promise<string[]> }>(
   store: S,
   feed: Pick<StatusFeed, 'publish'> | undefined,
+  model: Pick<StatusModel, 'bury'> | undefined,
 ): S {
-  if (!feed) return store;
+  if (!feed && !model) return store;
   const finishDestroyIntents = async (since: Date) => {
     const hidden = await store.finishDestroyIntents(since);
-    for (const id of hidden) await feed.publish(id, 'destroyed').catch(ignore(LOST_ANNOUNCEMENT));
+    for (const id of hidden) {
+      await model?.bury(id);
+      await feed?.publish(id, 'destroyed').catch(ignore(LOST_ANNOUNCEMENT));
+    }
     return hidden;
   };
   return Object.assign(Object.create(store) as S, store, { finishDestroyIntents });

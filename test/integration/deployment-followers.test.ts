@@ -10,6 +10,7 @@ import { composeApi } from '@api/compose';
 import { START } from '@api/features/deployments/event-cursor';
 import { createDeploymentFollower, type FollowEvent } from '@api/features/deployments/events';
 import { createLogStore } from '@shared/deployments/logs-store';
+import { createStatusModel } from '@shared/deployments/read-model';
 import { announcingLogs, announcingStatus, createStatusFeed } from '@shared/deployments/status-feed';
 import { createDeploymentStore } from '@shared/deployments/store';
 import { AppError } from '@shared/errors';
@@ -274,7 +275,9 @@ describe('Deployment followers: woken by announcements, free while idle, never m
 
     // A status change the worker writes and announces: that deployment's 25 streams and 20 waits share its reads.
     const feed = createStatusFeed({ redis: h.redis, keyPrefix: h.config.REDIS_KEY_PREFIX });
-    const store = announcingStatus(createDeploymentStore(h.db), feed);
+    const written = createDeploymentStore(h.db);
+    const model = createStatusModel({ redis: h.redis, keyPrefix: h.config.REDIS_KEY_PREFIX, store: written });
+    const store = announcingStatus(written, feed, model);
     const logs = announcingLogs(createLogStore(h.db), feed);
     reads.length = 0;
     await logs.append(ids[3]!, 'system', ['pulling busybox:latest']);

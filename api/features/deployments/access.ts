@@ -12,10 +12,11 @@ export const newDeploymentProject: CanOptions = { project: projectFrom.body('pro
  * organisation does not hold resolves to none (the handler answers 404), and one in a project the caller cannot see
  * is reported exactly as an unknown deployment.
  */
-export const deploymentProject = (deployments: Pick<DeploymentService, 'get'>, param = 'id'): CanOptions => ({
+export const deploymentProject = (deployments: Pick<DeploymentService, 'status'>, param = 'id'): CanOptions => ({
+  // From the status read model: the project never changes, and a destroyed deployment's entry is a tombstone.
   project: (req) =>
-    deployments.get(principalOf(req), String(req.params[param])).then(
-      (d: { projectId?: string }) => d.projectId,
+    deployments.status(principalOf(req), String(req.params[param])).then(
+      (d) => d.record.projectId,
       (err: unknown) => {
         if (err instanceof AppError && err.code === 'DEPLOYMENT_NOT_FOUND') return undefined;
         throw err;

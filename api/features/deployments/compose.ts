@@ -1,4 +1,5 @@
 import { createLogStore } from '@shared/deployments/logs-store';
+import { createStatusModel } from '@shared/deployments/read-model';
 import { createDeploymentStore } from '@shared/deployments/store';
 
 import type { Core } from '../../core';
@@ -21,6 +22,7 @@ export async function composeDeployments(core: Core) {
     store,
     logs,
     feed: core.statusFeed,
+    model: createStatusModel({ redis: core.redis, keyPrefix: config.REDIS_KEY_PREFIX, store }),
     uploads: core.uploadStore,
     projects: core.projectStore,
     authz: core.authz,

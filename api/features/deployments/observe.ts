@@ -3,17 +3,14 @@ import type Docker from 'dockerode';
 import type { Config } from '@shared/config';
 import type { LogStore } from '@shared/deployments/logs-store';
 import type { MetricsStore } from '@shared/deployments/metrics-store';
-import type { ReleaseStore } from '@shared/deployments/releases-store';
+import { RECENT_RELEASES } from '@shared/deployments/read-model';
+import type { ReleasesSummary, ReleaseStore } from '@shared/deployments/releases-store';
 import type { DeploymentRecord } from '@shared/deployments/types';
 import { instanceNameOf, selectInstances } from '@shared/engine/instances';
 import { deploymentHealth, deploymentLogs, deploymentMetrics } from '@shared/engine/observe';
 import { AppError } from '@shared/errors';
 
 import { HISTORY_MAX_POINTS } from './schemas.observe';
-import type { ReleasesSummary } from './views';
-
-/** Releases a status read shows; GET …/releases pages through the rest. */
-const RECENT_RELEASES = 5;
 
 export interface LogLineOut {
   timestamp: string;

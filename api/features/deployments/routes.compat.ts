@@ -118,15 +118,15 @@ export function compatDeploymentRoutes(ctx: DeploymentsContext): RouteDef[] {
       before: [reads, can('deployment.read', itsProject)],
       responses: { 200: { description: 'The deployment', schema: Deployment } },
       handler: async ({ params, query }, req, res) => {
-        const record = await readOrWait(
-          { waitFor: ctx.waitForDeployment, get: deployments.get },
+        const { record, releases } = await readOrWait(
+          { waitFor: ctx.waitForDeployment, status: deployments.status, releasesSummary: ctx.observe.releasesSummary },
           principalOf(req),
           params.id,
           query,
           res,
         );
         // The same status, URL and releases as the platform API's read.
-        res.json(deploymentView(record, await ctx.observe.releasesSummary(record)));
+        res.json(deploymentView(record, releases));
       },
     }),
     route({

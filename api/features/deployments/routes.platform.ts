@@ -108,14 +108,14 @@ export function platformDeploymentRoutes(ctx: DeploymentsContext): RouteDef[] {
       before: [can('deployment.read', itsProject)],
       responses: { 200: { description: 'The deployment', schema: success(PlatformDeployment) } },
       handler: async ({ params, query }, req, res) => {
-        const d = await readOrWait(
-          { waitFor: ctx.waitForDeployment, get: deployments.get },
+        const { record, releases } = await readOrWait(
+          { waitFor: ctx.waitForDeployment, status: deployments.status, releasesSummary: observe.releasesSummary },
           principalOf(req),
           params.id,
           query,
           res,
         );
-        res.json(ok(platformDeploymentView(d, await observe.releasesSummary(d))));
+        res.json(ok(platformDeploymentView(record, releases)));
       },
     }),
     route({

@@ -5,6 +5,7 @@ import type { Authz } from '@shared/authz/authorize';
 import type { GitSourceCheck } from '@shared/build/git-source';
 import type { Config } from '@shared/config';
 import type { LogStore } from '@shared/deployments/logs-store';
+import type { StatusModel } from '@shared/deployments/read-model';
 import type { StatusFeed } from '@shared/deployments/status-feed';
 import type { DeploymentStore } from '@shared/deployments/store';
 import type { Logger } from '@shared/logger';
@@ -20,6 +21,8 @@ export interface DeploymentServiceDeps {
   logs: LogStore;
   /** Tells the event streams and `?wait=` reads of a deployment that it was destroyed. */
   feed: Pick<StatusFeed, 'publish'>;
+  /** Status reads answer from it; a destroy buries the deployment's entry before it answers. */
+  model: Pick<StatusModel, 'read' | 'fill' | 'bury'>;
   uploads: Pick<UploadStore, 'get'>;
   /** A deploy's projectId must name a project of the caller's organisation. */
   projects: Pick<ProjectStore, 'get' | 'memberRole' | 'projectIdsOf'>;

@@ -13,7 +13,7 @@ const DESTROY_SIGNAL_DEADLINE_MS = 10_000;
 
 /** A deployment's destroy, as the api does its part of it. */
 export function createDestroy(
-  deps: Pick<DeploymentServiceDeps, 'store' | 'feed' | 'temporal' | 'log'>,
+  deps: Pick<DeploymentServiceDeps, 'store' | 'model' | 'feed' | 'temporal' | 'log'>,
   workflows: Pick<DeploymentWorkflows, 'workflowOptions'>,
 ) {
   const { store, temporal } = deps;
@@ -37,6 +37,9 @@ export function createDestroy(
         requestedAt: new Date(),
         ...(requestId ? { requestId } : {}),
       });
+      // Before the hide, so a failure leaves the record live and the DELETE can be sent again: once hidden, a second
+      // DELETE is a 404 and would never bury it. From here every status read is a 404, whatever a late write brings.
+      await deps.model.bury(id);
       // False when a concurrent destroy hid it first: telling the workflow again changes nothing.
       await store.markDestroyed(orgId, id);
       // Followers read nothing until told; a lost announcement leaves them to the feed's recheck.

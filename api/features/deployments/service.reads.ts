@@ -1,5 +1,6 @@
 import { LABELS } from '@shared/constants';
 import { deploymentNotFound } from '@shared/deployments/errors';
+import type { StatusSnapshot } from '@shared/deployments/read-model';
 import type { DeploymentRecord, DeploymentStatus, Provider } from '@shared/deployments/types';
 import { type LogLine, readContainerLogs } from '@shared/engine/logs';
 import type { Principal } from '@shared/identity/service';
@@ -7,8 +8,10 @@ import type { Principal } from '@shared/identity/service';
 import type { DeploymentServiceDeps } from './service.deps';
 
 /** What a caller reads of its organisation's deployments: one, a list, and a deployment's logs. */
-export function createDeploymentReads(deps: Pick<DeploymentServiceDeps, 'store' | 'logs' | 'authz' | 'docker'>) {
-  const { store } = deps;
+export function createDeploymentReads(
+  deps: Pick<DeploymentServiceDeps, 'store' | 'model' | 'logs' | 'authz' | 'docker' | 'log'>,
+) {
+  const { store, model } = deps;
 
   async function get(principal: Principal, id: string): Promise<DeploymentRecord> {
     const record = await store.get(principal.org._id, id);
@@ -16,8 +19,25 @@ export function createDeploymentReads(deps: Pick<DeploymentServiceDeps, 'store' 
     return record;
   }
 
+  /**
+   * What a status read shows, from the read model (shared/deployments/read-model.ts): one Redis read, no MongoDB.
+   * An entry that is missing (never filled, expired, evicted, Redis down) is read from MongoDB and filled; one
+   * of another organisation is absent, and a tombstone is a destroy.
+   */
+  async function status(principal: Principal, id: string): Promise<StatusSnapshot> {
+    const entry = await model.read(id).catch((err: unknown) => {
+      deps.log.warn({ err, deploymentId: id }, 'status read model unreadable; reading MongoDB');
+      return { missing: true } as const;
+    });
+    if ('gone' in entry) throw deploymentNotFound(id);
+    const snapshot = 'found' in entry ? entry.found : await model.fill(id);
+    if (!snapshot || snapshot.record.orgId !== principal.org._id) throw deploymentNotFound(id);
+    return snapshot;
+  }
+
   return {
     get,
+    status,
 
     list: (
       principal: Principal,

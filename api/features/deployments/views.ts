@@ -1,13 +1,10 @@
 import { type FailureCause, hintFor } from '@shared/deployments/hints';
-import type { ReleaseRecord } from '@shared/deployments/releases-store';
-import { type DeploymentRecord, envNamesOf } from '@shared/deployments/types';
+import type { StatusRecord } from '@shared/deployments/read-model';
+import type { ReleaseRecord, ReleasesSummary } from '@shared/deployments/releases-store';
+import { envNamesOf } from '@shared/deployments/types';
 import { unreachableRegistryIn } from '@shared/images/pull-failure';
 
-/** The newest releases of a deployment, as status reads show them. */
-export interface ReleasesSummary {
-  total: number;
-  recent: Omit<ReleaseRecord, 'envSealed'>[];
-}
+export type { ReleasesSummary };
 
 /** A release as a caller sees it: env names, never the sealed values. */
 export function releaseView(r: Omit<ReleaseRecord, 'envSealed'>) {
@@ -49,7 +46,7 @@ const phaseCause = (phase: string, port: number, message: string): FailureCause 
  * A failed deployment's error: what failed, and what to do (the provider's diagnosis when the release got as far
  * as a container: its exit code and last lines).
  */
-function errorView(d: DeploymentRecord, error: NonNullable<DeploymentRecord['error']>) {
+function errorView(d: StatusRecord, error: NonNullable<StatusRecord['error']>) {
   // The provider's diagnosis comes with the container's last lines; without it, the phase decides the hint.
   const lf = d.lastFailure;
   const diagnosed = lf && lf.phase === error.phase && lf.lastLines ? lf : undefined;
@@ -62,7 +59,7 @@ function errorView(d: DeploymentRecord, error: NonNullable<DeploymentRecord['err
 }
 
 /** What a caller sees of a deployment: env names only, never their values. `releases` on single reads. */
-export function deploymentView(d: DeploymentRecord, releases?: ReleasesSummary) {
+export function deploymentView(d: StatusRecord, releases?: ReleasesSummary) {
   const lf = d.lastFailure;
   return {
     id: d._id,
@@ -88,6 +85,6 @@ export function deploymentView(d: DeploymentRecord, releases?: ReleasesSummary) 
 }
 
 /** The platform API's view: the same, plus where it came from and its project. */
-export function platformDeploymentView(d: DeploymentRecord, releases?: ReleasesSummary) {
+export function platformDeploymentView(d: StatusRecord, releases?: ReleasesSummary) {
   return { ...deploymentView(d, releases), origin: d.origin, projectId: d.projectId ?? null };
 }

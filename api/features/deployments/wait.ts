@@ -1,3 +1,4 @@
+import type { StatusSnapshot } from '@shared/deployments/read-model';
 import type { StatusFeed, StatusWatch } from '@shared/deployments/status-feed';
 import type { DeploymentRecord, DeploymentStatus } from '@shared/deployments/types';
 import { AppError } from '@shared/errors';
@@ -63,18 +64,23 @@ export function createDeploymentWaiter(deps: { feed: Pick<StatusFeed, 'watch'>; 
 export type DeploymentWaiter = ReturnType<typeof createDeploymentWaiter>;
 
 /**
- * A status read as both origins serve it: at once, or with `?wait=` held until that status or a settled one; a
- * client that leaves lets go of its wait.
+ * A status read as both origins serve it: at once, from the status read model, or with `?wait=` held until that
+ * status or a settled one (then read from MongoDB, as the wait did); a client that leaves lets go of its wait.
  */
-export function readOrWait(
-  deps: { waitFor: DeploymentWaiter; get: Get },
+export async function readOrWait(
+  deps: {
+    waitFor: DeploymentWaiter;
+    status: (principal: Principal, id: string) => Promise<StatusSnapshot>;
+    releasesSummary: (d: DeploymentRecord) => Promise<StatusSnapshot['releases']>;
+  },
   principal: Principal,
   id: string,
   query: { wait?: DeploymentStatus; timeout: number },
   res: { on(event: 'close', listener: () => void): unknown },
-): Promise<DeploymentRecord> {
-  if (!query.wait) return deps.get(principal, id);
+): Promise<StatusSnapshot> {
+  if (!query.wait) return deps.status(principal, id);
   const left = new AbortController();
   res.on('close', () => left.abort());
-  return deps.waitFor(principal, id, { until: query.wait, timeoutS: query.timeout, signal: left.signal });
+  const record = await deps.waitFor(principal, id, { until: query.wait, timeoutS: query.timeout, signal: left.signal });
+  return { record, releases: await deps.releasesSummary(record) };
 }
