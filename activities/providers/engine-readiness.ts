@@ -22,6 +22,19 @@ const LINES_READ = 400;
  */
 const MISPLACED_SETTLE_MS = 5000;
 
+/**
+ * The pause before the next readiness probe, after `probes` probes found the app not ready: short at first, as
+ * most apps open their port within a second of starting and each probe's worth of waiting is added to the
+ * deploy, then growing to READY_POLL_MAX_MS so a slow app is not probed (and inspected) many times a second.
+ */
+export const READY_POLL_FIRST_MS = 20;
+export const READY_POLL_MAX_MS = 250;
+export function readyPollDelay(probes: number): number {
+  return Math.min(READY_POLL_MAX_MS, Math.round(READY_POLL_FIRST_MS * 1.5 ** Math.max(0, probes - 1)));
+}
+
+const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
 export function tcpAnswers(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host, port, timeout: 1000 });
@@ -169,8 +182,10 @@ export async function waitInstanceReady(
   docker: Docker,
   ref: Pick<Instance, 'id' | 'name'>,
   opts: { port: number; timeoutS: number; http?: boolean },
+  wait: (ms: number) => Promise<void> = pause,
 ): Promise<void> {
   const container = docker.getContainer(ref.id);
+  let probes = 0;
   const deadline = Date.now() + opts.timeoutS * 1000;
   let opened = false;
   // Where the app has listened instead of the port, and since when (the same evidence, unchanged).
@@ -215,6 +230,6 @@ export async function waitInstanceReady(
         d,
       );
     }
-    await new Promise((r) => setTimeout(r, 250));
+    await wait(readyPollDelay(++probes));
   }
 }

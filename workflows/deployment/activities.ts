@@ -1,4 +1,4 @@
-import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 
 import type { DeploymentActivities } from '@activities/deployment';
 
@@ -8,6 +8,17 @@ import type { DeploymentActivities } from '@activities/deployment';
 export const { recordStatus, createRelease, setReleaseStatus } = proxyActivities<DeploymentActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { maximumInterval: '10 seconds' },
+});
+
+/**
+ * The same short writes as local activities: run by the worker that runs the workflow, inside its workflow task, so
+ * each costs the write itself and not an activity task's and a workflow task's round trips through the server (about
+ * 100 ms each on a loaded machine, see README.md, "The deploy path"). Each is idempotent: a status write carries its
+ * version, a release insert its revision, the route is one replace on the router. Behind PATCHES.localWrites.
+ */
+export const local = proxyLocalActivities<DeploymentActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumInterval: '10 seconds', maximumAttempts: 5 },
 });
 
 /** Engine calls may pull images or wait on an app. */
@@ -39,7 +50,7 @@ export const { startContainer, startInstance } = proxyActivities<DeploymentActiv
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
 
-// The readiness poll heartbeats every 250 ms; a worker that dies mid-wait is noticed within 10 s.
+// The readiness poll heartbeats at least every 250 ms; a worker that dies mid-wait is noticed within 10 s.
 export const { waitReady, waitInstanceReady } = proxyActivities<DeploymentActivities>({
   startToCloseTimeout: '1 hour',
   heartbeatTimeout: '10 seconds',

@@ -5,7 +5,6 @@ import type { DeploymentFailure } from '@shared/deployments/types';
 
 import {
   builder,
-  createRelease,
   ensureImage,
   prepareImage,
   startContainer,
@@ -18,6 +17,7 @@ import { failureMessage, failureReport, ReleaseFailed } from './failures';
 import { PATCHES } from './patches';
 import { releaseSource } from './release-source';
 import { goLive, replicaIndexes, startReplicas } from './releases';
+import { overlapped, together, writes } from './writes';
 
 /**
  * Builds the source (when it is one) and returns the image reference to run, with what the build read, recording the
@@ -26,10 +26,14 @@ import { goLive, replicaIndexes, startReplicas } from './releases';
 async function obtainImage(
   e: Entity,
   onPhase: (p: DeploymentFailure['phase']) => void,
-): Promise<{ image: string; built?: BuildResult }> {
+  overlap = false,
+): Promise<{ image: string; built?: BuildResult; recorded?: Promise<void> }> {
   const { input } = e;
   if (input.source.type === 'image') {
-    await e.record('deploying', `preparing image ${input.source.image}`);
+    const recorded = e.record('deploying', `preparing image ${input.source.image}`);
+    // With `overlap` the caller prepares the image while this is written, and waits for both.
+    if (overlap) return { image: input.source.image, recorded };
+    await recorded;
     return { image: input.source.image };
   }
   onPhase('build');
@@ -49,10 +53,12 @@ async function obtainImage(
     limits: input.limits,
   });
   onPhase('pull');
-  await e.record(
+  const recorded = e.record(
     'deploying',
     `built ${built.image} (${built.kind}${built.commit ? `, commit ${built.commit.slice(0, 12)}` : ''}) in ${(built.durationMs / 1000).toFixed(1)} s`,
   );
+  if (overlap) return { image: built.image, built, recorded };
+  await recorded;
   return { image: built.image, built };
 }
 
@@ -109,10 +115,13 @@ async function releaseDeploy(e: Entity): Promise<void> {
   const { input, state } = e;
   let phase: DeploymentFailure['phase'] = 'pull';
   try {
-    const { image, built } = await obtainImage(e, (p) => (phase = p));
-    const { pulled, imageId } = await prepareImage(image, input.orgId);
+    const overlap = overlapped();
+    const { image, built, recorded } = await obtainImage(e, (p) => (phase = p), overlap);
+    const preparing = prepareImage(image, input.orgId);
+    await together(preparing, recorded);
+    const { pulled, imageId } = await preparing;
     const source = releaseSource(input.source, imageId, built);
-    await createRelease({
+    await writes().createRelease({
       deploymentId: input.deploymentId,
       orgId: input.orgId,
       revision: input.revision,

@@ -2,17 +2,11 @@ import { CancellationScope, isCancellation } from '@temporalio/workflow';
 
 import type { Instance } from '@activities/providers/provider';
 
-import {
-  listInstances,
-  removeInstances,
-  routeTraffic,
-  startInstances,
-  stopInstances,
-  waitInstanceReady,
-} from './activities';
+import { listInstances, removeInstances, startInstances, stopInstances, waitInstanceReady } from './activities';
 import type { Entity } from './entity';
 import { failureReport, ReleaseFailed } from './failures';
 import { drain, goLive, instanceViews, publish, replicaIndexes, type Serving, startReplicas } from './releases';
+import { writes } from './writes';
 
 /** Stops every instance and keeps them; the stable address answers the router's "stopped" page meanwhile. */
 export async function stop(
@@ -22,7 +16,7 @@ export async function stop(
   const { input, state } = e;
   await e.record('stopping', `stopping ${state.replicas} instance${state.replicas === 1 ? '' : 's'}`);
   await stopInstances(input.deploymentId, {});
-  const { url } = await routeTraffic({ deploymentId: input.deploymentId, route: { kind: 'stopped' } });
+  const { url } = await writes().routeTraffic({ deploymentId: input.deploymentId, route: { kind: 'stopped' } });
   await e.record('stopped', message, { url, instances: [] });
 }
 

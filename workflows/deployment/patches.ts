@@ -20,4 +20,10 @@ export const PATCHES = {
   visibleStatus: 'deployment-visible-status',
   /** Instances taken out of the route are removed only after DRAIN_MS, not at once. */
   drainBeforeRemove: 'drain-before-remove',
+  /**
+   * Status and release writes and the route switch run as local activities, and what need not wait does not: the
+   * first deploy's status write beside the image prepare, the "started" write beside the readiness wait, the release
+   * marked active beside the `running` write (activities.ts `local`, releases.ts).
+   */
+  localWrites: 'deployment-local-writes',
 } as const;

@@ -6,20 +6,12 @@ import type { ReleaseRef } from '@shared/contracts/deployment';
 import type { ReleaseSource, ReleaseTrigger } from '@shared/deployments/releases-store';
 import type { DeploymentStatus } from '@shared/deployments/types';
 
-import {
-  createRelease,
-  prepareImage,
-  pruneImages,
-  removeInstances,
-  routeTraffic,
-  setReleaseStatus,
-  startInstance,
-  waitInstanceReady,
-} from './activities';
+import { prepareImage, pruneImages, removeInstances, startInstance, waitInstanceReady } from './activities';
 import type { Entity, RecordExtra } from './entity';
 import { type FailureReport, failureReport, ReleaseFailed } from './failures';
 import { PATCHES } from './patches';
 import { releaseSource } from './release-source';
+import { overlapped, together, writes } from './writes';
 
 type Command = FailureReport['command'];
 
@@ -74,21 +66,25 @@ export async function startReplicas(
     if (isCancellation(err)) throw err;
     throw new ReleaseFailed(failureReport(err, 'start', opts.command, release.revision));
   }
-  await opts.started?.(instances.map((i) => i.name));
+  // The "started" write need not hold up the readiness wait: the app is probed while it is written.
+  const overlap = overlapped();
+  const recorded = opts.started?.(instances.map((i) => i.name));
+  if (!overlap) await recorded;
   opts.onReady?.();
-  try {
-    await Promise.all(instances.map((i) => waitInstanceReady(i, { port: input.port, timeoutS: input.readyTimeoutS })));
-  } catch (err) {
+  const ready = Promise.all(
+    instances.map((i) => waitInstanceReady(i, { port: input.port, timeoutS: input.readyTimeoutS })),
+  ).catch((err: unknown) => {
     if (isCancellation(err)) throw err;
     throw new ReleaseFailed(failureReport(err, 'ready', opts.command, release.revision));
-  }
+  });
+  await (overlap ? together(ready, recorded) : ready);
   return instances;
 }
 
 /** Points the stable address at `instances`; returns the url the record shows. */
 export async function publish(e: Entity, revision: number, instances: Serving[], command: Command) {
   try {
-    const { url } = await routeTraffic({
+    const { url } = await writes().routeTraffic({
       deploymentId: e.input.deploymentId,
       route: { kind: 'publish', upstreams: instances.map((i) => i.upstream) },
     });
@@ -108,10 +104,17 @@ export async function goLive(
   opts: { command: Command; message: string; extra?: RecordExtra },
 ): Promise<void> {
   const url = await publish(e, release.revision, instances, opts.command);
-  await setReleaseStatus({ deploymentId: e.input.deploymentId, revision: release.revision, status: 'active' });
+  const overlap = overlapped();
+  // The release's own record and the deployment's are different documents: written side by side.
+  const marked = writes().setReleaseStatus({
+    deploymentId: e.input.deploymentId,
+    revision: release.revision,
+    status: 'active',
+  });
+  if (!overlap) await marked;
   release.healthy = true;
   e.state.current = release;
-  await e.record('running', opts.message, {
+  const recorded = e.record('running', opts.message, {
     url,
     instances: instanceViews(instances),
     revision: release.revision,
@@ -119,6 +122,7 @@ export async function goLive(
     error: null,
     ...opts.extra,
   });
+  await (overlap ? together(marked, recorded) : recorded);
 }
 
 /**
@@ -130,7 +134,7 @@ export async function ensureReleaseRecorded(e: Entity): Promise<void> {
   if (!state.legacy || !state.current) return;
   const current = state.current;
   const { imageId } = await prepareImage(current.image, input.orgId);
-  await createRelease({
+  await writes().createRelease({
     deploymentId: input.deploymentId,
     orgId: input.orgId,
     revision: current.revision,
@@ -143,7 +147,7 @@ export async function ensureReleaseRecorded(e: Entity): Promise<void> {
   });
   current.imageId = imageId;
   if (current.healthy)
-    await setReleaseStatus({ deploymentId: input.deploymentId, revision: current.revision, status: 'active' });
+    await writes().setReleaseStatus({ deploymentId: input.deploymentId, revision: current.revision, status: 'active' });
   state.releases = [current];
   state.legacy = false;
 }
@@ -174,7 +178,7 @@ export async function replaceRelease(
   const revision = next.revision ?? state.nextRevision++;
   // Code that is not new is the release's it comes from: a rollback's target, or the serving one for an env change.
   const sourceOf = next.rollbackOf ?? state.current?.revision;
-  const created = await createRelease({
+  const created = await writes().createRelease({
     deploymentId: input.deploymentId,
     orgId: input.orgId,
     revision,
@@ -214,7 +218,7 @@ export async function replaceRelease(
     if (isCancellation(err) || !(err instanceof ReleaseFailed)) throw err;
     await CancellationScope.nonCancellable(async () => {
       await removeInstances(input.deploymentId, { revision });
-      await setReleaseStatus({ deploymentId: input.deploymentId, revision, status: 'failed' });
+      await writes().setReleaseStatus({ deploymentId: input.deploymentId, revision, status: 'failed' });
       state.releases = keep(e, [release, ...state.releases]);
       await e.record(statusBefore === 'running' ? 'running' : statusBefore, `${what} failed: ${err.report.message}`, {
         lastFailure: err.report,
@@ -226,7 +230,11 @@ export async function replaceRelease(
   await drain();
   await removeInstances(input.deploymentId, { exceptRevision: revision });
   if (previous && previous.revision !== revision)
-    await setReleaseStatus({ deploymentId: input.deploymentId, revision: previous.revision, status: 'superseded' });
+    await writes().setReleaseStatus({
+      deploymentId: input.deploymentId,
+      revision: previous.revision,
+      status: 'superseded',
+    });
   state.releases = keep(e, [release, ...state.releases]);
   await pruneImages(input.deploymentId, [...new Set(state.releases.map((r) => r.imageId).filter(Boolean))]);
 }

@@ -35,7 +35,7 @@ import {
 import type { DeploymentStatus } from '@shared/deployments/types';
 import { ignore } from '@shared/ignore';
 
-import { recordStatus, removeDeployment, routeTraffic } from './activities';
+import { removeDeployment } from './activities';
 import type { Entity } from './entity';
 import { commandFailed, failureMessage, refuse, ReleaseFailed } from './failures';
 import { firstDeploy } from './first-deploy';
@@ -44,6 +44,7 @@ import { redeployNewSource } from './new-source';
 import { PATCHES } from './patches';
 import { ensureReleaseRecorded, replaceRelease } from './releases';
 import { showDetails, showResumed, showStatus } from './visibility';
+import { writes } from './writes';
 
 type Pending =
   | { command: 'stop' | 'start' | 'destroy'; args?: undefined }
@@ -99,7 +100,13 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     record: (status, message, extra = {}) => {
       state.status = status;
       showStatus(e, status, message, extra);
-      return recordStatus({ deploymentId: input.deploymentId, version: ++state.version, status, message, ...extra });
+      return writes().recordStatus({
+        deploymentId: input.deploymentId,
+        version: ++state.version,
+        status,
+        message,
+        ...extra,
+      });
     },
   };
 
@@ -197,9 +204,11 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
       // Off the router first, so the address answers "unknown" rather than a broken upstream; a router that
       // does not answer must not keep the containers alive (its route then fails over to nothing).
       if (state.routed)
-        await routeTraffic({ deploymentId: input.deploymentId, route: { kind: 'remove' } }).catch((err: unknown) =>
-          log.warn('the edge route of a destroyed deployment was not removed', { error: String(err) }),
-        );
+        await writes()
+          .routeTraffic({ deploymentId: input.deploymentId, route: { kind: 'remove' } })
+          .catch((err: unknown) =>
+            log.warn('the edge route of a destroyed deployment was not removed', { error: String(err) }),
+          );
       await removeDeployment(input.deploymentId);
     });
 
