@@ -8,8 +8,12 @@ import type { Redis } from '../redis';
  * on a lost announcement. Older, and the next request looks again (one GET per process per interval, shared).
  */
 const CHECK_EVERY_MS = 250;
-/** A look at Redis that takes longer than this is abandoned: requests read the database meanwhile, as with no cache. */
-const CHECK_TIMEOUT_MS = 250;
+/**
+ * A look at Redis that takes longer than this (Redis down) is abandoned: requests read the database meanwhile, as
+ * with no cache. Generous, since a slow answer is still a sound one (it counts from when it was asked), and the
+ * rate limits of the same request wait on Redis anyway.
+ */
+const CHECK_TIMEOUT_MS = 1000;
 /**
  * The last resort for a change nobody announced (a hand edit in the database, a writer that could not reach Redis):
  * an entry is read again from the database after this long, however fresh the stamp.
