@@ -1,55 +1,29 @@
-import { Client } from '@temporalio/client';
+// The api's entry point (`npm start`, `npm run api`): one process, or with API_PROCESSES above one a primary that
+// forks that many api processes sharing PORT (node:cluster hands each accepted connection to one of them in turn).
+// Every api process is stateless, so they may as well run on several machines behind a load balancer: what a
+// process keeps to itself is listed in README.md, "Scaling out".
+import cluster from 'node:cluster';
+import os from 'node:os';
 
 import { config, ConfigError } from '@shared/config';
-import { connectMongo } from '@shared/db/mongo';
-import { createDockerClient } from '@shared/engine/docker-client';
-import { createLogger } from '@shared/logger';
-import { logUnexpectedErrors } from '@shared/process-guard';
-import { createRedis } from '@shared/redis';
-import { createS3Client } from '@shared/s3';
-import { connectTemporal, ensureSearchAttributes } from '@shared/temporal';
 
-import { buildApp } from './app';
-import { composeApi } from './compose';
+import { runPrimary } from './cluster';
 
-async function main() {
-  const cfg = config();
-  const log = createLogger('api', cfg.LOG_LEVEL);
-  logUnexpectedErrors(log, 'api');
-  const database = await connectMongo(cfg.MONGODB_URL, cfg.MONGODB_DB);
-  const connection = await connectTemporal(cfg);
-  await ensureSearchAttributes(connection, cfg.TEMPORAL_NAMESPACE);
-  const temporal = new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE });
-  const redis = createRedis(cfg.REDIS_URL);
-  const api = await composeApi({
-    config: cfg,
-    log,
-    database,
-    redis,
-    temporal,
-    docker: createDockerClient(cfg.DOCKER_HOST),
-    s3: createS3Client(cfg),
-  });
-  const server = buildApp(api).listen(cfg.PORT, cfg.HOST, () =>
-    log.info({ port: cfg.PORT, host: cfg.HOST }, 'api listening'),
-  );
-  const shutdown = () => {
-    server.close(() => {
-      void connection
-        .close()
-        .then(() => database.close())
-        .then(() => redis.quit())
-        .then(() => process.exit(0));
-    });
-    setTimeout(() => process.exit(0), 5000).unref();
-  };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
-}
-
-main().catch((err: unknown) => {
+function fail(err: unknown): never {
   console.error(
     `slipway api: ${err instanceof ConfigError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
   );
   process.exit(1);
-});
+}
+
+async function main() {
+  const cfg = config();
+  const count = cfg.API_PROCESSES === 'auto' ? os.availableParallelism() : cfg.API_PROCESSES;
+  // The primary only forks and watches: it never loads the app, so it costs a bare node process.
+  if (cluster.isPrimary && count > 1) return runPrimary(count, cfg.LOG_LEVEL);
+  // Loaded here, not above, so that a primary does not hold the app's modules.
+  const { serveApi } = await import('./serve.js');
+  await serveApi();
+}
+
+main().catch(fail);

@@ -18,7 +18,11 @@ import { localhostLookup } from '@shared/localhost-lookup';
 
 const root = path.resolve(__dirname, '..');
 
-export async function startService(extraEnv: Record<string, string> = {}) {
+/**
+ * `apiProcesses` starts one api per entry, each on its own port against the same stack and worker, with that many
+ * processes (API_PROCESSES): `[1, 2]` compares one process with two on the same data. `base` is the first one's.
+ */
+export async function startService(extraEnv: Record<string, string> = {}, opts: { apiProcesses?: number[] } = {}) {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-bench-'));
   const stack = await startStack({
     dataDir,
@@ -27,7 +31,7 @@ export async function startService(extraEnv: Record<string, string> = {}) {
     run: async (jobs) => Promise.allSettled(jobs.map((j) => j.start(() => undefined))),
   });
   const port = await freePort();
-  const env = {
+  const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...stack.env,
     PORT: String(port),
@@ -45,16 +49,26 @@ export async function startService(extraEnv: Record<string, string> = {}) {
     ...extraEnv,
   };
   const apps: Managed[] = [];
-  const node = (name: string, script: string) =>
+  const node = (name: string, script: string, own: NodeJS.ProcessEnv = {}) =>
     startProcess(name, process.execPath, ['--import', 'tsx', path.join(root, script)], {
       logFile: path.join(dataDir, `${name}.log`),
-      env,
+      env: { ...env, ...own },
       cwd: root,
     });
   const worker = node('worker', 'worker/main.ts');
-  const api = node('api', 'api/server.ts');
-  apps.push(api, worker);
-  const base = `http://127.0.0.1:${port}`;
+  apps.push(worker);
+  const apis: { base: string; proc: ReturnType<typeof node>; processes: number }[] = [];
+  for (const [i, processes] of (opts.apiProcesses ?? [1]).entries()) {
+    const own = i === 0 ? port : await freePort();
+    const proc = node(i === 0 ? 'api' : `api-${i}`, 'api/server.ts', {
+      PORT: String(own),
+      API_PROCESSES: String(processes),
+    });
+    apps.push(proc);
+    apis.push({ base: `http://127.0.0.1:${own}`, proc, processes });
+  }
+  const api = apis[0]!.proc;
+  const base = apis[0]!.base;
   const stop = async () => {
     await Promise.all(apps.map((a) => a.stop()));
     await stack.stop();
@@ -63,7 +77,11 @@ export async function startService(extraEnv: Record<string, string> = {}) {
     else await fs.rm(dataDir, { recursive: true, force: true });
   };
   try {
-    await waitUntil('the api', async () => (await fetch(`${base}/healthz`)).ok, { timeoutMs: 60_000, proc: api });
+    for (const a of apis)
+      await waitUntil('the api', async () => (await fetch(`${a.base}/healthz`)).ok, {
+        timeoutMs: 60_000,
+        proc: a.proc,
+      });
     await waitUntil('the worker', async () => (await fetch(`${base}/readyz`)).ok, { timeoutMs: 120_000, proc: worker });
   } catch (err) {
     await stop();
@@ -73,7 +91,40 @@ export async function startService(extraEnv: Record<string, string> = {}) {
   const identity = createIdentityService({ store: createIdentityStore(database.db) });
   const org = await identity.bootstrap({ orgName: 'bench', plan: 'enterprise' });
   await database.close();
-  return { base, env, org, pids: { api: api.pid, worker: worker.pid }, stop };
+  return {
+    base,
+    env,
+    org,
+    pids: { api: api.pid, worker: worker.pid },
+    apis: apis.map((a) => ({ base: a.base, pid: a.proc.pid, processes: a.processes })),
+    stop,
+  };
+}
+
+const run = promisify(execFile);
+
+/** Resident memory of one process, in MB (`ps`), or undefined once it is gone. */
+export async function rssMb(pid: number): Promise<number | undefined> {
+  const out = await run('ps', ['-o', 'rss=', '-p', String(pid)]).catch(() => undefined);
+  const kb = Number(out?.stdout.trim());
+  return out && Number.isFinite(kb) && kb > 0 ? kb / 1024 : undefined;
+}
+
+/**
+ * Resident memory of an api started with `apiProcesses`: one figure for a single process; for a cluster, its
+ * primary and each api process it forked (`ps --ppid`), since the goal is per process.
+ */
+export async function apiRssMb(pid: number): Promise<{ pid: number; role: 'api' | 'primary'; mb: number }[]> {
+  const children = await run('ps', ['-o', 'pid=,rss=,comm=', '--ppid', String(pid)]).catch(() => ({ stdout: '' }));
+  // Only node children are api processes (tsx's esbuild service is a child of every process run through tsx).
+  const forked = children.stdout
+    .trim()
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter(([, , comm]) => comm === 'node')
+    .map(([p, kb]) => ({ pid: Number(p), role: 'api' as const, mb: Number(kb) / 1024 }));
+  const own = (await rssMb(pid)) ?? 0;
+  return forked.length ? [{ pid, role: 'primary', mb: own }, ...forked] : [{ pid, role: 'api', mb: own }];
 }
 
 export function percentile(values: number[], p: number): number {
@@ -105,8 +156,6 @@ export const answers = (url: string) =>
 
 /** Deployments' `*.localhost` URLs reach the router on loopback whatever the host's resolver says. */
 const loopbackAgent = new Agent({ connect: { lookup: localhostLookup } });
-
-const run = promisify(execFile);
 
 /**
  * The baseline: `docker run` of `image` with port 8080 published on loopback, until it answers. Returns the

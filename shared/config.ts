@@ -16,6 +16,15 @@ const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * How many api processes share PORT on this machine (node:cluster; `auto` is one per core). One by default: the
+   * api waits on its services far more than it computes, and on a small machine every process costs its own memory.
+   */
+  API_PROCESSES: z
+    .union([z.literal('auto'), z.coerce.number().int().min(1).max(64)], {
+      error: 'API_PROCESSES must be a whole number from 1 to 64, or auto (one per core)',
+    })
+    .default(1),
   /** Address clients use to reach the api, for URLs the api prints (statusUrl). */
   PUBLIC_URL: z.url().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
