@@ -1,6 +1,7 @@
 // Sales webhook benchmarks: time from POST /platform/sales to the first delivery
-// arriving at a local receiver, and deliveries per second sustained for one minute. Prints, never asserts.
-// Run: node --import tsx bench/webhooks.ts
+// arriving at a local receiver, and deliveries per second sustained for one minute, then what the deliveries log
+// says of them. Prints, never asserts.
+// Run: node --import tsx bench/webhooks.ts   (BENCH_SALES_IN_FLIGHT=32 keeps more sales in flight than the 8 default)
 import type { AddressInfo } from 'node:net';
 
 import express from 'express';
@@ -9,7 +10,7 @@ import { median, percentile, startService } from './harness';
 
 const SAMPLES = 20;
 const SUSTAIN_S = 60;
-const CONCURRENCY = 8;
+const CONCURRENCY = Number(process.env.BENCH_SALES_IN_FLIGHT ?? 8);
 const DRAIN_CAP_MS = 10 * 60_000;
 
 async function main() {
@@ -80,6 +81,20 @@ async function main() {
 
     const drainedAt = performance.now();
     const pending = before + sold - arrivals.size;
+    // The log a seller reads must say the same: every sale's event delivered, none still pending or failed. An
+    // attempt is recorded just after the receiver answered, so the last few may need a moment to show.
+    const logged = async (status: string) =>
+      (await call<{ total: number }>('GET', `/platform/sales/deliveries?status=${status}&limit=1`)).total;
+    const readLog = async () => ({
+      delivered: await logged('delivered'),
+      pending: await logged('pending'),
+      failed: await logged('failed'),
+    });
+    let log = await readLog();
+    for (let i = 0; i < 60 && log.delivered + log.failed < SAMPLES + sold; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      log = await readLog();
+    }
     console.log(`\nSlipway webhook benchmark (${new Date().toISOString()}, node ${process.version})`);
     console.log(
       `POST /platform/sales → first attempt arrives (n=${SAMPLES})  median ${median(firstAttempt).toFixed(0)} ms  p90 ${percentile(firstAttempt, 90).toFixed(0)} ms`,
@@ -89,6 +104,9 @@ async function main() {
     );
     console.log(
       `all ${arrivals.size - before} deliveries of the window, sale to arrival     ${((arrivals.size - before) / ((drainedAt - start) / 1000)).toFixed(1)} deliveries/s over ${((drainedAt - start) / 1000).toFixed(0)} s`,
+    );
+    console.log(
+      `deliveries log after the drain (${SAMPLES + sold} sales)             ${log.delivered} delivered, ${log.pending} pending, ${log.failed} failed`,
     );
   } finally {
     await svc.stop();

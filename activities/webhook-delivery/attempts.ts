@@ -4,7 +4,7 @@ import { type LookupAll, OutboundTargetError, resolveTarget } from '@shared/net-
 import { signSalesBody, standardWebhookSignature } from '@shared/sales/signature';
 import type { AttemptRecord, DeliveryStatus, EventRecord, SalesStore } from '@shared/sales/store';
 
-import { postPinned, RECEIVER_TIMEOUT_MS } from './http';
+import { createReceiverPool, RECEIVER_TIMEOUT_MS, type ReceiverPool } from './http';
 
 export { RECEIVER_TIMEOUT_MS } from './http';
 
@@ -65,12 +65,21 @@ function classify(err: unknown): { errorClass: AttemptRecord['errorClass']; erro
 }
 
 /**
- * One delivery attempt of one event is two activities: sendAttempt (reads the event, sends it) and recordAttempt
- * (writes what happened). The workflow holds the outcome between them, so a MongoDB outage after a send is waited
- * out by recordAttempt's retries instead of sending the event again.
+ * One delivery attempt of one event: deliverAttempt sends it and records what happened in one go, run by the
+ * workflow as a local activity (no task queue round trip of its own). When the record cannot be written (MongoDB
+ * away after the send), it hands the outcome back instead of failing, and the workflow records it with
+ * recordAttempt's retries: a lost write never sends the event again. sendAttempt and recordAttempt, the two halves as
+ * separate activities, are what workflows started before deliverAttempt existed still run.
  */
-export function createAttemptActivities(deps: { store: SalesStore; allowPrivateTargets: boolean; lookup?: LookupAll }) {
+export function createAttemptActivities(deps: {
+  store: SalesStore;
+  allowPrivateTargets: boolean;
+  lookup?: LookupAll;
+  /** Kept-alive connections to receivers, shared by every attempt of this worker. */
+  receivers?: ReceiverPool;
+}) {
   const { store } = deps;
+  const receivers = deps.receivers ?? createReceiverPool();
 
   async function loadEvent(eventId: string): Promise<EventRecord> {
     const event = await store.getEventAny(eventId);
@@ -79,95 +88,131 @@ export function createAttemptActivities(deps: { store: SalesStore; allowPrivateT
     return event;
   }
 
-  return {
-    /**
-     * Sends the stored body with freshly timestamped Standard Webhooks headers to the address the guard checked
-     * (pinned: the name is resolved once), 8 s to answer 2xx, redirects not followed, the answer read up to 4 KB.
-     * HTTP failures are results, not errors: only reading MongoDB throws (and is retried).
-     */
-    async sendAttempt(input: AttemptInput): Promise<SendResult> {
-      const event = await loadEvent(input.eventId);
-      const done = event.attempts.find((a) => a.key === input.key);
-      if (done) return { kind: 'done', result: resultOf(done) };
-      const webhook = (await store.getSeller(event.orgId))?.webhook;
-      // The event waits for an endpoint: the outbox sweep starts its delivery again once one is saved.
-      if (!webhook)
-        return { kind: 'done', result: { outcome: 'no_endpoint', number: 0, responseStatus: null, errorClass: null } };
+  /** Appends the attempt to `event` as read (its number is the next one), then sets the status it implies. */
+  async function record(event: EventRecord, input: SentAttempt): Promise<AttemptResult> {
+    const a = input.attempt;
+    const stored: AttemptRecord = {
+      ...a,
+      number: event.attempts.length + 1,
+      scheduledAt: new Date(a.scheduledAt),
+      at: new Date(a.at),
+      nextAttemptAt: a.nextAttemptAt ? new Date(a.nextAttemptAt) : null,
+    };
+    await store.recordAttempt(event._id, stored, input.status ?? undefined);
+    return {
+      outcome: input.outcome,
+      number: stored.number,
+      responseStatus: a.responseStatus,
+      errorClass: a.errorClass,
+    };
+  }
 
-      const at = new Date();
-      const sent = (
-        a: Pick<
-          AttemptRecord,
-          'durationMs' | 'responseStatus' | 'responseHeaders' | 'responseBody' | 'errorClass' | 'error'
-        >,
-        outcome: SentAttempt['outcome'],
-      ): SendResult => {
-        // A failed test event is failed at once: nothing retries it.
-        const failedForGood =
-          outcome === 'gone' ||
-          (outcome === 'failed' && (input.trigger === 'test' || (input.final && input.trigger === 'auto')));
-        return {
-          kind: 'sent',
-          eventId: event._id,
-          outcome,
-          status: outcome === 'delivered' ? 'delivered' : failedForGood ? 'failed' : null,
-          attempt: {
-            key: input.key,
-            trigger: input.trigger,
-            scheduledAt: input.scheduledAt,
-            at: at.toISOString(),
-            nextAttemptAt: outcome === 'failed' ? input.nextAttemptAt : null,
-            ...a,
-          },
-        };
+  /**
+   * Sends the stored body with freshly timestamped Standard Webhooks headers to the address the guard checked
+   * (pinned: the name is resolved once), 8 s to answer 2xx, redirects not followed, the answer read up to 4 KB.
+   * HTTP failures are results, not errors: only reading MongoDB throws (and is retried).
+   */
+  async function send(event: EventRecord, input: AttemptInput): Promise<SendResult> {
+    const done = event.attempts.find((a) => a.key === input.key);
+    if (done) return { kind: 'done', result: resultOf(done) };
+    const webhook = (await store.getSeller(event.orgId))?.webhook;
+    // The event waits for an endpoint: the outbox sweep starts its delivery again once one is saved.
+    if (!webhook)
+      return { kind: 'done', result: { outcome: 'no_endpoint', number: 0, responseStatus: null, errorClass: null } };
+
+    const at = new Date();
+    const sent = (
+      a: Pick<
+        AttemptRecord,
+        'durationMs' | 'responseStatus' | 'responseHeaders' | 'responseBody' | 'errorClass' | 'error'
+      >,
+      outcome: SentAttempt['outcome'],
+    ): SendResult => {
+      // A failed test event is failed at once: nothing retries it.
+      const failedForGood =
+        outcome === 'gone' ||
+        (outcome === 'failed' && (input.trigger === 'test' || (input.final && input.trigger === 'auto')));
+      return {
+        kind: 'sent',
+        eventId: event._id,
+        outcome,
+        status: outcome === 'delivered' ? 'delivered' : failedForGood ? 'failed' : null,
+        attempt: {
+          key: input.key,
+          trigger: input.trigger,
+          scheduledAt: input.scheduledAt,
+          at: at.toISOString(),
+          nextAttemptAt: outcome === 'failed' ? input.nextAttemptAt : null,
+          ...a,
+        },
       };
-      const nothing = { durationMs: 0, responseStatus: null, responseHeaders: {}, responseBody: '' };
+    };
+    const nothing = { durationMs: 0, responseStatus: null, responseHeaders: {}, responseBody: '' };
 
-      const url = new URL(webhook.url);
-      let target;
+    const url = new URL(webhook.url);
+    let target;
+    try {
+      target = await resolveTarget(url, { allowPrivate: deps.allowPrivateTargets, lookup: deps.lookup });
+    } catch (err) {
+      if (!(err instanceof OutboundTargetError)) throw err;
+      const errorClass = err.kind === 'unresolvable' ? 'dns' : 'blocked';
+      return sent(
+        { ...nothing, errorClass, error: errorClass === 'dns' ? err.reason : `refused: ${err.reason}` },
+        'failed',
+      );
+    }
+    const secrets = webhook.secrets.filter((s) => !s.retiresAt || s.retiresAt > at).map((s) => s.value);
+    const timestamp = Math.floor(at.getTime() / 1000);
+    const started = performance.now();
+    try {
+      const res = await receivers.post(url, target, {
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'Slipway-Webhooks/1.0',
+          'x-sales-signature': signSalesBody(event.body, secrets[0]!),
+          'x-sales-event-id': event._id,
+          'x-sales-event-type': event.type,
+          'webhook-id': event._id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': standardWebhookSignature(event._id, timestamp, event.body, secrets),
+        },
+        body: event.body,
+      });
+      const ok = res.status >= 200 && res.status < 300;
+      const errorClass = ok ? null : res.status < 400 ? 'http_3xx' : res.status < 500 ? 'http_4xx' : 'http_5xx';
+      return sent(
+        {
+          durationMs: Math.round(performance.now() - started),
+          responseStatus: res.status,
+          responseHeaders: res.headers,
+          responseBody: res.body,
+          errorClass,
+          error: ok ? null : `HTTP ${res.status}`,
+        },
+        ok ? 'delivered' : res.status === 410 ? 'gone' : 'failed',
+      );
+    } catch (err) {
+      return sent({ ...nothing, durationMs: Math.round(performance.now() - started), ...classify(err) }, 'failed');
+    }
+  }
+
+  return {
+    /** One attempt sent and recorded; see the factory's comment for when the record is left to the workflow. */
+    async deliverAttempt(input: AttemptInput): Promise<SendResult> {
+      const event = await loadEvent(input.eventId);
+      const sent = await send(event, input);
+      if (sent.kind === 'done') return sent;
       try {
-        target = await resolveTarget(url, { allowPrivate: deps.allowPrivateTargets, lookup: deps.lookup });
-      } catch (err) {
-        if (!(err instanceof OutboundTargetError)) throw err;
-        const errorClass = err.kind === 'unresolvable' ? 'dns' : 'blocked';
-        return sent(
-          { ...nothing, errorClass, error: errorClass === 'dns' ? err.reason : `refused: ${err.reason}` },
-          'failed',
-        );
+        const { kind: _kind, ...toRecord } = sent;
+        return { kind: 'done', result: await record(event, toRecord) };
+      } catch {
+        // The event went out: retrying this activity would send it again. The workflow records it instead.
+        return sent;
       }
-      const secrets = webhook.secrets.filter((s) => !s.retiresAt || s.retiresAt > at).map((s) => s.value);
-      const timestamp = Math.floor(at.getTime() / 1000);
-      const started = performance.now();
-      try {
-        const res = await postPinned(url, target, {
-          headers: {
-            'content-type': 'application/json',
-            'user-agent': 'Slipway-Webhooks/1.0',
-            'x-sales-signature': signSalesBody(event.body, secrets[0]!),
-            'x-sales-event-id': event._id,
-            'x-sales-event-type': event.type,
-            'webhook-id': event._id,
-            'webhook-timestamp': String(timestamp),
-            'webhook-signature': standardWebhookSignature(event._id, timestamp, event.body, secrets),
-          },
-          body: event.body,
-        });
-        const ok = res.status >= 200 && res.status < 300;
-        const errorClass = ok ? null : res.status < 400 ? 'http_3xx' : res.status < 500 ? 'http_4xx' : 'http_5xx';
-        return sent(
-          {
-            durationMs: Math.round(performance.now() - started),
-            responseStatus: res.status,
-            responseHeaders: res.headers,
-            responseBody: res.body,
-            errorClass,
-            error: ok ? null : `HTTP ${res.status}`,
-          },
-          ok ? 'delivered' : res.status === 410 ? 'gone' : 'failed',
-        );
-      } catch (err) {
-        return sent({ ...nothing, durationMs: Math.round(performance.now() - started), ...classify(err) }, 'failed');
-      }
+    },
+
+    async sendAttempt(input: AttemptInput): Promise<SendResult> {
+      return send(await loadEvent(input.eventId), input);
     },
 
     /**
@@ -177,22 +222,10 @@ export function createAttemptActivities(deps: { store: SalesStore; allowPrivateT
     async recordAttempt(input: SentAttempt): Promise<AttemptResult> {
       const event = await loadEvent(input.eventId);
       const done = event.attempts.find((a) => a.key === input.attempt.key);
-      if (done) return resultOf(done);
-      const a = input.attempt;
-      const record: AttemptRecord = {
-        ...a,
-        number: event.attempts.length + 1,
-        scheduledAt: new Date(a.scheduledAt),
-        at: new Date(a.at),
-        nextAttemptAt: a.nextAttemptAt ? new Date(a.nextAttemptAt) : null,
-      };
-      await store.recordAttempt(event._id, record, input.status ?? undefined);
-      return {
-        outcome: input.outcome,
-        number: record.number,
-        responseStatus: a.responseStatus,
-        errorClass: a.errorClass,
-      };
+      if (!done) return record(event, input);
+      // Recorded by an earlier try that may have stopped before the status: setting it again is harmless.
+      if (input.status) await store.setEventStatus(event._id, input.status);
+      return resultOf(done);
     },
   };
 }

@@ -118,11 +118,13 @@ export function createSalesStore(db: Db) {
     const stored = await guard('events.attempts', () =>
       attempts.find({ eventId: { $in: list.map((e) => e._id) } }).toArray(),
     );
-    return list.map((e) => {
-      const own = stored.filter((a) => a.eventId === e._id).map(({ _id: _, eventId: __, ...a }) => a as AttemptRecord);
-      const legacy = (e.attempts ?? []).filter((a) => !own.some((o) => o.key === a.key));
-      return { ...e, attempts: [...legacy, ...own].sort((a, b) => a.at.getTime() - b.at.getTime()) };
-    });
+    return list.map((e) => merged(e, stored));
+  }
+  /** The event with the attempts stored for it (those among `stored` that are its own), oldest first. */
+  function merged<E extends Pick<EventRecord, '_id'> & { attempts?: AttemptRecord[] }>(e: E, stored: StoredAttempt[]) {
+    const own = stored.filter((a) => a.eventId === e._id).map(({ _id: _, eventId: __, ...a }) => a as AttemptRecord);
+    const legacy = (e.attempts ?? []).filter((a) => !own.some((o) => o.key === a.key));
+    return { ...e, attempts: [...legacy, ...own].sort((a, b) => a.at.getTime() - b.at.getTime()) };
   }
   const withAttemptsOf = async (e: EventRecord | null) => (e ? (await withAttempts([e]))[0]! : null);
 
@@ -254,7 +256,14 @@ export function createSalesStore(db: Db) {
       ).map((s) => s._id),
     getEvent: async (orgId: string, id: string) =>
       withAttemptsOf(await guard('events.get', () => events.findOne({ _id: id, orgId }))),
-    getEventAny: async (id: string) => withAttemptsOf(await guard('events.getAny', () => events.findOne({ _id: id }))),
+    /** An event and its delivery log, both read at once: every delivery attempt starts here. */
+    async getEventAny(id: string): Promise<EventRecord | null> {
+      const [event, stored] = await Promise.all([
+        guard('events.getAny', () => events.findOne({ _id: id })),
+        guard('events.attempts', () => attempts.find({ eventId: id }).toArray()),
+      ]);
+      return event ? merged(event, stored) : null;
+    },
     /** Records an attempt once (a retried record of the same attempt finds it there), then the event's status. */
     async recordAttempt(id: string, attempt: AttemptRecord, status?: DeliveryStatus) {
       try {

@@ -134,6 +134,57 @@ describe('sales webhooks delivered by Temporal workflows (real HTTP receivers on
     }
   });
 
+  it('delivers a burst of sales once each, and the deliveries log lists every one delivered at its first attempt', async () => {
+    const receiver = await startReceiver();
+    try {
+      const { api, productId } = await seller(receiver.url);
+      const N = 30;
+      const eventIds = await Promise.all(Array.from({ length: N }, (_, i) => sell(api, productId, `burst${i}@x.io`)));
+      expect(new Set(eventIds).size).toBe(N);
+      type Listed = { eventId: string; status: string; attemptCount: number };
+      const listed = await eventually(
+        async () => {
+          const r = await api.get<Data<{ deliveries: Listed[]; total: number }>>(
+            '/platform/sales/deliveries?status=delivered&limit=100',
+          );
+          return r.body.data.total === N ? r.body.data.deliveries : undefined;
+        },
+        `all ${N} events delivered`,
+        120_000,
+      );
+      expect(listed.map((d) => d.eventId).sort()).toEqual([...eventIds].sort());
+      expect(listed.filter((d) => d.attemptCount !== 1)).toEqual([]);
+      expect(receiver.received.map((r) => r.headers['x-sales-event-id']).sort()).toEqual([...eventIds].sort());
+      const pending = await api.get<Data<{ total: number }>>('/platform/sales/deliveries?status=pending');
+      expect(pending.body.data.total).toBe(0);
+      for (const eventId of eventIds.slice(0, 5)) {
+        const d = await api.get<Data<{ attempts: Attempt[] }>>(`/platform/sales/deliveries/${eventId}`);
+        expect(d.body.data.attempts).toEqual([
+          expect.objectContaining({ number: 1, trigger: 'auto', errorClass: null }),
+        ]);
+      }
+    } finally {
+      await receiver.stop();
+    }
+  });
+
+  it('runs a first attempt that succeeds inside the workflow task: no activity goes through the task queue', async () => {
+    const receiver = await startReceiver();
+    try {
+      const { api, productId } = await seller(receiver.url);
+      const eventId = await sell(api, productId, 'local@x.io');
+      const handle = h.temporal.workflow.getHandle(`webhook/${eventId}`);
+      expect(await handle.result()).toBe('delivered');
+      const { events } = await handle.fetchHistory();
+      expect(events!.filter((e) => e.activityTaskScheduledEventAttributes)).toEqual([]);
+      // The attempt's outcome is a local activity's marker; the patch that chose it has one too.
+      expect(events!.filter((e) => e.markerRecordedEventAttributes).length).toBeGreaterThanOrEqual(1);
+      expect(receiver.received).toHaveLength(1);
+    } finally {
+      await receiver.stop();
+    }
+  });
+
   it('retries a failing receiver on the schedule, recording each attempt, then marks it failed; the same bytes every time', async () => {
     const receiver = await startReceiver(() => ({ status: 503 }));
     try {

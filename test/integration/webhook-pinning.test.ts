@@ -30,14 +30,17 @@ describe('webhook delivery connects where the guard looked, and reads a bounded 
   /** A receiver on `host`:`port` (0 = any) that records who it was and answers as `handle` says. */
   async function receiver(host: string, port: number, handle: (res: http.ServerResponse) => void) {
     const hits: { host: string | undefined }[] = [];
+    /** Each connection the receiver accepted, by the client's port. */
+    const connections = new Set<number>();
     const server = http.createServer((req, res) => {
       hits.push({ host: req.headers.host });
+      connections.add(req.socket.remotePort!);
       req.resume();
       handle(res);
     });
     await new Promise<void>((resolve) => server.listen(port, host, resolve));
     servers.push(server);
-    return { hits, port: (server.address() as AddressInfo).port, server };
+    return { hits, connections, port: (server.address() as AddressInfo).port, server };
   }
 
   /** A seller whose endpoint is `url`, and one pending event to deliver to it. */
@@ -86,6 +89,68 @@ describe('webhook delivery connects where the guard looked, and reads a bounded 
     expect(checked.hits).toEqual([{ host: `rebind.test:${checked.port}` }]);
     expect(rebound.hits).toHaveLength(0);
     expect(lookups).toBe(1);
+  });
+
+  it('sends attempts to one receiver over one kept-alive connection', async () => {
+    const one = await receiver('127.0.0.1', 0, (res) => res.end('ok'));
+    const { deliverAttempt } = createAttemptActivities({ store, allowPrivateTargets: true });
+    for (let i = 0; i < 5; i++) {
+      const r = await deliverAttempt(attempt(await eventFor(`http://127.0.0.1:${one.port}/hook`)));
+      expect(r).toMatchObject({ kind: 'done', result: { outcome: 'delivered' } });
+    }
+    expect(one.hits).toHaveLength(5);
+    expect(one.connections.size).toBe(1);
+  });
+
+  it('keeps no connection to an address the name no longer resolves to: each attempt goes where its check looked', async () => {
+    const first = await receiver('127.0.0.1', 0, (res) => res.end('first'));
+    const second = await receiver('127.0.0.2', first.port, (res) => res.end('second'));
+    let lookups = 0;
+    // Each attempt checks the name again: it answers 127.0.0.1 first, then 127.0.0.2.
+    const moving: LookupAll = async () => [{ address: lookups++ === 0 ? '127.0.0.1' : '127.0.0.2', family: 4 }];
+    const { sendAttempt } = createAttemptActivities({ store, allowPrivateTargets: true, lookup: moving });
+    const url = `http://moving.test:${first.port}/hook`;
+    expect(sent(await sendAttempt(attempt(await eventFor(url)))).attempt.responseBody).toBe('first');
+    expect(sent(await sendAttempt(attempt(await eventFor(url)))).attempt.responseBody).toBe('second');
+    expect([first.hits.length, second.hits.length]).toEqual([1, 1]);
+  });
+
+  it('records the attempt with the send, and its event status: the log lists it as the receiver saw it', async () => {
+    const ok = await receiver('127.0.0.1', 0, (res) => res.end('thanks'));
+    const { deliverAttempt } = createAttemptActivities({ store, allowPrivateTargets: true });
+    const eventId = await eventFor(`http://127.0.0.1:${ok.port}/hook`);
+    const input = attempt(eventId);
+    expect(await deliverAttempt(input)).toEqual({
+      kind: 'done',
+      result: { outcome: 'delivered', number: 1, responseStatus: 200, errorClass: null },
+    });
+    // Run again (a retried local activity): found by its key, not sent twice.
+    expect(await deliverAttempt(input)).toMatchObject({ kind: 'done', result: { number: 1 } });
+    expect(ok.hits).toHaveLength(1);
+    const event = await store.getEventAny(eventId);
+    expect(event).toMatchObject({
+      status: 'delivered',
+      attempts: [{ number: 1, key: input.key, responseBody: 'thanks' }],
+    });
+  });
+
+  it('sets the status on a retried record whose first try stored the attempt but not the status', async () => {
+    const ok = await receiver('127.0.0.1', 0, (res) => res.end('ok'));
+    const eventId = await eventFor(`http://127.0.0.1:${ok.port}/hook`);
+    const { sendAttempt, recordAttempt } = createAttemptActivities({ store, allowPrivateTargets: true });
+    const { kind: _kind, ...toRecord } = sent(await sendAttempt(attempt(eventId)));
+    // The first try of the record: the attempt written, then MongoDB gone before the status.
+    const a = toRecord.attempt;
+    await store.recordAttempt(eventId, {
+      ...a,
+      number: 1,
+      scheduledAt: new Date(a.scheduledAt),
+      at: new Date(a.at),
+      nextAttemptAt: null,
+    });
+    expect(await store.getEventAny(eventId)).toMatchObject({ status: 'pending' });
+    await recordAttempt(toRecord);
+    expect(await store.getEventAny(eventId)).toMatchObject({ status: 'delivered', attempts: [{ number: 1 }] });
   });
 
   it('refuses a name when one of its addresses is private, and sends nothing', async () => {

@@ -1,7 +1,9 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   ParentClosePolicy,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   sleep,
   startChild,
   WorkflowIdReusePolicy,
@@ -18,6 +20,8 @@ import {
   webhookWorkflowId,
 } from '@shared/contracts/webhook-delivery';
 
+import { WEBHOOK_PATCHES } from './patches';
+
 // No maximumAttempts: an activity fails only when MongoDB cannot be read or written (HTTP failures are results),
 // and a delivery must outlive an outage of any length rather than give up on the event.
 const untilTheDatabaseAnswers = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' };
@@ -26,14 +30,24 @@ const { sendAttempt, recordAttempt } = proxyActivities<WebhookDeliveryActivities
   startToCloseTimeout: '1 minute',
   retry: untilTheDatabaseAnswers,
 });
+// The same bounds for the attempt run inside the workflow task: one HTTP attempt and two MongoDB round trips, far
+// below the minute, so the worker extends its workflow task only for a slow receiver or a database outage.
+const { deliverAttempt } = proxyLocalActivities<WebhookDeliveryActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: untilTheDatabaseAnswers,
+});
 const { readOutbox } = proxyActivities<WebhookDeliveryActivities>({
   startToCloseTimeout: '2 minutes',
   retry: untilTheDatabaseAnswers,
 });
 
-/** Send, then record: the outcome is held by the workflow in between, so a lost write never re-sends. */
+/**
+ * Send, then record: an outcome the attempt could not record is held by the workflow and recorded by an activity
+ * retried until MongoDB answers, so a lost write never re-sends. Run as a local activity, a delivered event costs
+ * the workflow one task: no activity is scheduled, polled, started and completed through Temporal for it.
+ */
 async function attempt(input: AttemptInput): Promise<AttemptResult> {
-  const sent = await sendAttempt(input);
+  const sent = patched(WEBHOOK_PATCHES.localAttempt) ? await deliverAttempt(input) : await sendAttempt(input);
   if (sent.kind === 'done') return sent.result;
   const { kind: _kind, ...toRecord } = sent;
   return recordAttempt(toRecord);
