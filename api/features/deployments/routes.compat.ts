@@ -5,7 +5,7 @@ import type { Principal } from '@shared/identity/service';
 import { principalOf } from '../../http/auth';
 import { withIdempotencyKey } from '../../http/fields';
 import { route, type RouteDef } from '../../http/routes';
-import { deploymentProject, newDeploymentProject } from './access';
+import { deploymentProject, newDeploymentProject, requestStatus } from './access';
 import type { DeploymentsContext } from './compose';
 import { providerAvailability } from './providers';
 import { answerReplays } from './replays';
@@ -119,7 +119,11 @@ export function compatDeploymentRoutes(ctx: DeploymentsContext): RouteDef[] {
       responses: { 200: { description: 'The deployment', schema: Deployment } },
       handler: async ({ params, query }, req, res) => {
         const { record, releases } = await readOrWait(
-          { waitFor: ctx.waitForDeployment, status: deployments.status, releasesSummary: ctx.observe.releasesSummary },
+          {
+            waitFor: ctx.waitForDeployment,
+            status: (_principal, id) => requestStatus(deployments, req, id),
+            releasesSummary: ctx.observe.releasesSummary,
+          },
           principalOf(req),
           params.id,
           query,

@@ -4,7 +4,7 @@ import { principalOf } from '../../http/auth';
 import { withIdempotencyKey } from '../../http/fields';
 import { route, type RouteDef } from '../../http/routes';
 import { ok, success } from '../../http/shapes';
-import { deploymentProject, newDeploymentProject } from './access';
+import { deploymentProject, newDeploymentProject, requestStatus } from './access';
 import type { DeploymentsContext } from './compose';
 import { answerReplays } from './replays';
 import { commandRoutes } from './routes.commands';
@@ -109,7 +109,11 @@ export function platformDeploymentRoutes(ctx: DeploymentsContext): RouteDef[] {
       responses: { 200: { description: 'The deployment', schema: success(PlatformDeployment) } },
       handler: async ({ params, query }, req, res) => {
         const { record, releases } = await readOrWait(
-          { waitFor: ctx.waitForDeployment, status: deployments.status, releasesSummary: observe.releasesSummary },
+          {
+            waitFor: ctx.waitForDeployment,
+            status: (_principal, id) => requestStatus(deployments, req, id),
+            releasesSummary: observe.releasesSummary,
+          },
           principalOf(req),
           params.id,
           query,
