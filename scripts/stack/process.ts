@@ -116,7 +116,7 @@ export async function startServer(
   ready: () => Promise<boolean>,
   setup?: () => Promise<void>,
   signal?: AbortSignal,
-): Promise<Managed> {
+): Promise<ReturnType<typeof startProcess>> {
   const proc = startProcess(...spawnArgs);
   try {
     await waitUntil(what, ready, { timeoutMs: 60_000, proc, signal });

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -61,14 +62,23 @@ export function sharedDaemon(name: string) {
   }
 
   return {
-    /** The stack that started the daemon: `daemon.stop` runs only when no other stack uses it any more. */
-    async started(daemon: Managed): Promise<Managed> {
+    /**
+     * The stack that started the daemon: `daemon.stop` runs only when no other stack uses it any more. Leaving
+     * while others do, it lets go of the daemon's process, or this process could not exit before the daemon does
+     * (a test run would hang after its last test); the last user stops it by its recorded pid.
+     */
+    async started(daemon: Managed & { child?: Pick<ChildProcess, 'unref'> }): Promise<Managed> {
       const lease = await withMachineLock(lockName, quiet, undefined, async () => {
         await fs.promises.mkdir(dir(), { recursive: true });
         await fs.promises.writeFile(ownerFile(), String(daemon.pid));
         return join();
       });
-      return { ...daemon, stop: async () => void (await leave(lease, () => daemon.stop())) };
+      return {
+        ...daemon,
+        stop: async () => {
+          if (!(await leave(lease, () => daemon.stop()))) daemon.child?.unref();
+        },
+      };
     },
 
     /**

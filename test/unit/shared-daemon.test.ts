@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,6 +43,35 @@ describe('a daemon several stacks share', () => {
     await daemon.exited;
     expect(alive(daemon.pid)).toBe(false);
   });
+
+  it('lets the stack that started it exit when it leaves while another uses it', async () => {
+    const root = path.resolve(__dirname, '..', '..');
+    const starter = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(root, 'test', 'fixtures', 'scripts', 'daemon-starter.ts')],
+      {
+        cwd: root,
+        env: { ...process.env, SLIPWAY_CACHE_DIR: cache, TSX_TSCONFIG_PATH: path.join(root, 'tsconfig.json') },
+        stdio: ['pipe', 'pipe', 'inherit'],
+      },
+    );
+    const exited = new Promise<number | null>((resolve) => starter.once('exit', resolve));
+    const pid = await new Promise<number>((resolve) => starter.stdout.once('data', (c: Buffer) => resolve(Number(c))));
+    const other = await sharedDaemon('d').found();
+    expect(other).toHaveLength(1);
+    starter.stdin.end('leave\n');
+    // A starter still tied to the daemon's process would wait as long as the daemon runs (300 s here).
+    const outcome = await Promise.race([
+      exited.then((code) => ({ code })),
+      new Promise((resolve) => setTimeout(() => resolve('still running 60 s after it left'), 60_000).unref()),
+    ]);
+    if (outcome === 'still running 60 s after it left') starter.kill('SIGKILL');
+    expect(outcome).toEqual({ code: 0 });
+    expect(alive(pid)).toBe(true);
+    await other[0]!.stop();
+    for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(alive(pid)).toBe(false);
+  }, 90_000);
 
   it('is stopped by the stack that started it when no other uses it', async () => {
     const daemon = startDaemon();
