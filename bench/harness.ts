@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { Agent, fetch as undiciFetch } from 'undici';
 
 import { startStack } from '@scripts/stack';
+import { SERVICE_NODE_FLAGS } from '@scripts/stack/node-flags';
 import { freePort, type Managed, startProcess, waitUntil } from '@scripts/stack/process';
 import { connectMongo } from '@shared/db/mongo';
 import { createIdentityService } from '@shared/identity/service';
@@ -50,7 +51,7 @@ export async function startService(extraEnv: Record<string, string> = {}, opts: 
   };
   const apps: Managed[] = [];
   const node = (name: string, script: string, own: NodeJS.ProcessEnv = {}) =>
-    startProcess(name, process.execPath, ['--import', 'tsx', path.join(root, script)], {
+    startProcess(name, process.execPath, ['--import', 'tsx', ...SERVICE_NODE_FLAGS, path.join(root, script)], {
       logFile: path.join(dataDir, `${name}.log`),
       env: { ...env, ...own },
       cwd: root,

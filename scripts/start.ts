@@ -9,6 +9,7 @@ import { ignore, isAbsent } from '@shared/ignore';
 
 import { type PartResult, type PartsRunner, type Stack, StackError, startStack } from './stack';
 import { baseImagesPart } from './stack/base-images';
+import { SERVICE_NODE_FLAGS } from './stack/node-flags';
 import { repoRoot } from './stack/paths';
 import { configuredPort, ensurePortFree } from './stack/ports';
 import { waitUntil } from './stack/process';
@@ -80,7 +81,7 @@ async function main() {
     const node = (name: string, script: string) => ({
       name,
       command: process.execPath,
-      args: ['--import', 'tsx', path.join(repoRoot, script)],
+      args: ['--import', 'tsx', ...SERVICE_NODE_FLAGS, path.join(repoRoot, script)],
       logFile: logs(name),
       env,
       cwd: repoRoot,

@@ -8,6 +8,8 @@ export interface WorkerDeps extends ActivityDeps {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
+  /** Workflow code bundled beforehand (worker/workflow-bundle.ts); without it the worker bundles it in-process. */
+  workflowBundle?: { code: string };
 }
 
 /**
@@ -30,8 +32,9 @@ export function createDeploymentWorker(deps: WorkerDeps): Promise<Worker> {
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
-    workflowsPath: require.resolve('../workflows'),
-    bundlerOptions: workflowBundlerOptions,
+    ...(deps.workflowBundle
+      ? { workflowBundle: deps.workflowBundle }
+      : { workflowsPath: require.resolve('../workflows'), bundlerOptions: workflowBundlerOptions }),
     activities: createActivities(deps),
     maxConcurrentWorkflowTaskExecutions: WORKFLOW_TASK_SLOTS,
     maxConcurrentWorkflowTaskPolls: WORKFLOW_TASK_POLLS,

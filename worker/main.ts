@@ -25,6 +25,7 @@ import {
   ensureUploadExpirySchedule,
   ensureWebhookOutboxSchedule,
 } from './schedules';
+import { bundleInChildProcess } from './workflow-bundle';
 
 async function main() {
   const cfg = config();
@@ -50,6 +51,7 @@ async function main() {
   // Builds of one organisation are bounded across workers by leases in Redis (shared/build/org-leases.ts).
   const redis = createRedis(cfg.REDIS_URL);
   const worker = await createDeploymentWorker({
+    workflowBundle: await bundleInChildProcess(),
     connection,
     namespace: cfg.TEMPORAL_NAMESPACE,
     taskQueue: cfg.TEMPORAL_TASK_QUEUE,
