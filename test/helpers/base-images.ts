@@ -1,6 +1,7 @@
 import type Docker from 'dockerode';
 
 import { baseImageTags, ensureBaseImages } from '@scripts/stack/base-images';
+import { createDockerClient } from '@shared/engine/docker-client';
 
 /**
  * The tags of Slipway's base images for this checkout's recipes (scripts/images), the same images `npm start`
@@ -15,4 +16,14 @@ export async function buildBaseImages(
 ): Promise<{ node: string; static: string; python: string }> {
   const { images } = await ensureBaseImages({ docker, ...(progress ? { progress } : {}) });
   return { node: images.node, static: images.static, python: images.python };
+}
+
+/** The configuration that points source builds at the base images (built first when missing). */
+export async function baseImageEnv(): Promise<Record<string, string>> {
+  const base = await buildBaseImages(createDockerClient(process.env.DOCKER_HOST));
+  return {
+    BUILD_BASE_IMAGE_NODE: base.node,
+    BUILD_BASE_IMAGE_STATIC: base.static,
+    BUILD_BASE_IMAGE_PYTHON: base.python,
+  };
 }

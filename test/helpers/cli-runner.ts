@@ -85,3 +85,26 @@ export function cliRunner(env: () => Env) {
 
   return { slipway, inTerminal, bin: BIN };
 }
+
+/**
+ * The CLI as a person at a harness: a config folder of its own for the whole describe (removed after it), the
+ * server's URL and the token given by `stack()` (read at each run), CI unset so a terminal is treated as one. Call it
+ * in a describe; `home()` is the config folder, `env()` what a run sees (for a process started by hand).
+ */
+export function cliUser(stack: () => { baseUrl: string; token: string }) {
+  let home: string | undefined;
+  beforeAll(() => {
+    home = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-cli-home-'));
+  });
+  afterAll(() => {
+    if (home) fs.rmSync(home, { recursive: true, force: true });
+  });
+  const env = (): Env => ({
+    ...process.env,
+    SLIPWAY_URL: stack().baseUrl,
+    SLIPWAY_TOKEN: stack().token,
+    XDG_CONFIG_HOME: home,
+    CI: undefined,
+  });
+  return { ...cliRunner(env), env, home: () => home! };
+}

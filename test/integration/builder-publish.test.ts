@@ -4,10 +4,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
-import { createDockerClient } from '@shared/engine/docker-client';
 import { createProjectStore } from '@shared/projects/store';
 
-import { buildBaseImages } from '../helpers/base-images';
+import { baseImageEnv } from '../helpers/base-images';
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { readResult } from '../helpers/mcp';
@@ -35,11 +34,9 @@ describe('builder publish', () => {
   const clients: Client[] = [];
 
   beforeAll(async () => {
-    const base = await buildBaseImages(createDockerClient(process.env.DOCKER_HOST));
+    const base = await baseImageEnv();
     h = await startHarness('builder-publish', {
-      BUILD_BASE_IMAGE_NODE: base.node,
-      BUILD_BASE_IMAGE_STATIC: base.static,
-      BUILD_BASE_IMAGE_PYTHON: base.python,
+      ...base,
       DEPLOY_READY_TIMEOUT_S: '20',
       RATE_LIMIT_PLATFORM_PER_15MIN: '10000',
     });

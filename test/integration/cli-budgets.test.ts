@@ -1,8 +1,4 @@
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-
-import { cliRunner } from '../helpers/cli-runner';
+import { cliUser } from '../helpers/cli-runner';
 import { client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage } from '../helpers/images';
@@ -15,14 +11,7 @@ describe('slipway on the platform API while the compatibility budgets are spent'
   let h: Harness;
   let token: string;
   let hello: string;
-  let home: string;
-  const { slipway } = cliRunner(() => ({
-    ...process.env,
-    SLIPWAY_URL: h.baseUrl,
-    SLIPWAY_TOKEN: token,
-    XDG_CONFIG_HOME: home,
-    CI: undefined,
-  }));
+  const { slipway } = cliUser(() => ({ baseUrl: h.baseUrl, token }));
 
   beforeAll(async () => {
     h = await startHarness('clibudgets', {
@@ -32,11 +21,9 @@ describe('slipway on the platform API while the compatibility budgets are spent'
     });
     token = (await h.newOrg('pro')).token;
     hello = await buildFixtureImage(h.docker, 'hello');
-    home = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-cli-home-'));
   }, 300_000);
   afterAll(async () => {
     await h?.stop();
-    if (home) await fs.rm(home, { recursive: true, force: true });
   });
 
   it('deploy --wait, status, logs and destroy all answer while compat writes and reads answer 429', async () => {

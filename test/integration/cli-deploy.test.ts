@@ -6,7 +6,7 @@ import path from 'node:path';
 import { LABELS } from '@shared/constants';
 
 import { apiProxy } from '../helpers/api-proxy';
-import { cliRunner } from '../helpers/cli-runner';
+import { cliUser } from '../helpers/cli-runner';
 import { edgeAgent, edgeGet } from '../helpers/edge';
 import { type GitServer, startGitServer } from '../helpers/git-server';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
@@ -22,19 +22,11 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
   let hello: string;
   let crash: string;
   let slow: string;
-  let home: string;
   let git: GitServer;
   /** The api's access log: one JSON line per request, with its route, status and duration. */
   const apiLog: string[] = [];
 
-  const baseEnv = (): Record<string, string | undefined> => ({
-    ...process.env,
-    SLIPWAY_URL: h.baseUrl,
-    SLIPWAY_TOKEN: token,
-    XDG_CONFIG_HOME: home,
-    CI: undefined,
-  });
-  const { slipway, inTerminal, bin: BIN } = cliRunner(baseEnv);
+  const { slipway, inTerminal, bin: BIN, env: baseEnv } = cliUser(() => ({ baseUrl: h.baseUrl, token }));
 
   const agent = edgeAgent();
   /** Through the edge router, at the deployment's stable `*.localhost` URL. */
@@ -59,14 +51,12 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
     hello = await buildFixtureImage(h.docker, 'hello');
     crash = await buildFixtureImage(h.docker, 'crash');
     slow = await buildFixtureImage(h.docker, 'slow-hello');
-    home = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-cli-home-'));
     git = await startGitServer();
   }, 300_000);
   afterAll(async () => {
     await agent.close();
     await h?.stop();
     await git?.stop();
-    if (home) await fs.rm(home, { recursive: true, force: true });
   });
 
   it('deploy --image --wait without a terminal prints plain progress lines, then the URL the app answers at', async () => {

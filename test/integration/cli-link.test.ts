@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { apiProxy } from '../helpers/api-proxy';
-import { cliRunner } from '../helpers/cli-runner';
+import { cliUser } from '../helpers/cli-runner';
 import { client } from '../helpers/client';
 import { edgeAgent, edgeGet } from '../helpers/edge';
 import { type GitServer, startGitServer } from '../helpers/git-server';
@@ -24,18 +24,11 @@ describe('slipway deploy, link and the commands on a linked folder', () => {
   let hello: string;
   let crash: string;
   let slow: string;
-  let home: string;
   let scratch: string;
   let git: GitServer;
   /** The api's access log: one JSON line per request, with its route and method. */
   const apiLog: string[] = [];
-  const { slipway, inTerminal, bin } = cliRunner(() => ({
-    ...process.env,
-    SLIPWAY_URL: h.baseUrl,
-    SLIPWAY_TOKEN: token,
-    XDG_CONFIG_HOME: home,
-    CI: undefined,
-  }));
+  const { slipway, inTerminal, bin, env } = cliUser(() => ({ baseUrl: h.baseUrl, token }));
   const agent = edgeAgent();
   const get = (url: string) => edgeGet(url, { agent });
 
@@ -73,7 +66,6 @@ describe('slipway deploy, link and the commands on a linked folder', () => {
     hello = await buildFixtureImage(h.docker, 'hello');
     crash = await buildFixtureImage(h.docker, 'crash');
     slow = await buildFixtureImage(h.docker, 'slow-hello');
-    home = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-cli-home-'));
     scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-cli-link-'));
     git = await startGitServer();
   }, 300_000);
@@ -81,7 +73,7 @@ describe('slipway deploy, link and the commands on a linked folder', () => {
     await agent.close();
     await h?.stop();
     await git?.stop();
-    for (const dir of [home, scratch]) if (dir) await fs.rm(dir, { recursive: true, force: true });
+    if (scratch) await fs.rm(scratch, { recursive: true, force: true });
   });
 
   describe('a folder deployed twice', () => {
@@ -125,7 +117,7 @@ describe('slipway deploy, link and the commands on a linked folder', () => {
       // A follower of the build lines, started before the release: the event stream, resumed from its cursor.
       const follower = spawn(process.execPath, [bin, 'logs', '-f', '--build', '--json', '--limit', '1'], {
         cwd: dir,
-        env: { ...process.env, SLIPWAY_URL: h.baseUrl, SLIPWAY_TOKEN: token, XDG_CONFIG_HOME: home, CI: undefined },
+        env: env(),
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let followed = '';

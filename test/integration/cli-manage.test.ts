@@ -1,8 +1,7 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 
-import { cliRunner } from '../helpers/cli-runner';
+import { cliUser } from '../helpers/cli-runner';
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage } from '../helpers/images';
@@ -13,14 +12,7 @@ describe('slipway login and rollback against the real stack', () => {
   let token: string;
   let orgId: string;
   let hello: string;
-  let home: string;
-  const { slipway } = cliRunner(() => ({
-    ...process.env,
-    SLIPWAY_URL: h.baseUrl,
-    SLIPWAY_TOKEN: token,
-    XDG_CONFIG_HOME: home,
-    CI: undefined,
-  }));
+  const { slipway, home } = cliUser(() => ({ baseUrl: h.baseUrl, token }));
 
   beforeAll(async () => {
     h = await startHarness('climanage', {
@@ -32,15 +24,13 @@ describe('slipway login and rollback against the real stack', () => {
     token = org.token;
     orgId = org.orgId;
     hello = await buildFixtureImage(h.docker, 'hello');
-    home = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-cli-home-'));
   }, 300_000);
   afterAll(async () => {
     await h?.stop();
-    if (home) await fs.rm(home, { recursive: true, force: true });
   });
 
   it('login checks the token, saves it with the URL readable only by the user, and later commands use it', async () => {
-    const file = path.join(home, 'slipway', 'config.json');
+    const file = path.join(home(), 'slipway', 'config.json');
     const bad = await slipway(['login', '--url', h.baseUrl, '--token', 'svc_not-a-token'], {
       env: { SLIPWAY_TOKEN: undefined },
     });

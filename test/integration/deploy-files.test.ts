@@ -2,9 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
-import { createDockerClient } from '@shared/engine/docker-client';
-
-import { buildBaseImages } from '../helpers/base-images';
+import { baseImageEnv } from '../helpers/base-images';
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { readResult } from '../helpers/mcp';
@@ -18,11 +16,9 @@ describe('deploy_files (inline source over MCP)', () => {
   const clients: Client[] = [];
 
   beforeAll(async () => {
-    const base = await buildBaseImages(createDockerClient(process.env.DOCKER_HOST));
+    const base = await baseImageEnv();
     h = await startHarness('deploy-files', {
-      BUILD_BASE_IMAGE_NODE: base.node,
-      BUILD_BASE_IMAGE_STATIC: base.static,
-      BUILD_BASE_IMAGE_PYTHON: base.python,
+      ...base,
       DEPLOY_READY_TIMEOUT_S: '20',
       RATE_LIMIT_PLATFORM_PER_15MIN: '10000',
     });

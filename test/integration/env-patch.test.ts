@@ -1,14 +1,10 @@
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 import { LABELS } from '@shared/constants';
 
-import { cliRunner } from '../helpers/cli-runner';
+import { cliUser } from '../helpers/cli-runner';
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage } from '../helpers/images';
@@ -37,25 +33,16 @@ describe('PATCH /platform/deployments/{id}/env, the set_env tool and slipway env
   let h: Harness;
   let image: string;
   let token: string;
-  let home: string;
   const clients: Client[] = [];
-  const { slipway } = cliRunner(() => ({
-    ...process.env,
-    SLIPWAY_URL: h.baseUrl,
-    SLIPWAY_TOKEN: token,
-    XDG_CONFIG_HOME: home,
-    CI: undefined,
-  }));
+  const { slipway } = cliUser(() => ({ baseUrl: h.baseUrl, token }));
 
   beforeAll(async () => {
     h = await startHarness('envpatch', { RATE_LIMIT_PLATFORM_PER_15MIN: '100000', DEPLOY_READY_TIMEOUT_S: '20' });
     token = (await h.newOrg('pro')).token;
     image = await buildFixtureImage(h.docker, 'env-hello');
-    home = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-envpatch-home-'));
   }, 300_000);
   afterAll(async () => {
     for (const c of clients) await c.close().catch(() => undefined);
-    await fs.rm(home, { recursive: true, force: true });
     await h?.stop();
   });
 

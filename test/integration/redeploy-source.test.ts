@@ -5,9 +5,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 import { LABELS } from '@shared/constants';
-import { createDockerClient } from '@shared/engine/docker-client';
 
-import { buildBaseImages } from '../helpers/base-images';
+import { baseImageEnv } from '../helpers/base-images';
 import { client } from '../helpers/client';
 import { type GitServer, startGitServer } from '../helpers/git-server';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
@@ -71,14 +70,12 @@ describe('redeploy with a new source', () => {
   let image: string;
 
   beforeAll(async () => {
-    const base = await buildBaseImages(createDockerClient(process.env.DOCKER_HOST));
+    const base = await baseImageEnv();
     git = await startGitServer();
     h = await startHarness('newsrc', {
       // The Git server is on loopback.
       ALLOW_PRIVATE_GIT_HOSTS: 'true',
-      BUILD_BASE_IMAGE_NODE: base.node,
-      BUILD_BASE_IMAGE_STATIC: base.static,
-      BUILD_BASE_IMAGE_PYTHON: base.python,
+      ...base,
       DEPLOY_READY_TIMEOUT_S: '20',
       // Two creations per user: a user who ships many releases of one deployment never meets it.
       RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: '2',

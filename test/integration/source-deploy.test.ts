@@ -6,10 +6,9 @@ import path from 'node:path';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 
 import { LABELS } from '@shared/constants';
-import { createDockerClient } from '@shared/engine/docker-client';
 import { ensureUploadExpirySchedule } from '@worker/schedules';
 
-import { buildBaseImages } from '../helpers/base-images';
+import { baseImageEnv } from '../helpers/base-images';
 import { client } from '../helpers/client';
 import { type GitServer, startGitServer } from '../helpers/git-server';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
@@ -42,7 +41,7 @@ describe('deploy from source', () => {
   const repos: Record<string, string> = {};
 
   beforeAll(async () => {
-    const base = await buildBaseImages(createDockerClient(process.env.DOCKER_HOST));
+    const base = await baseImageEnv();
     workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-builds-test-'));
     git = await startGitServer();
     repos.node = await git.addRepo('acme/node-app', fixture('node-app'));
@@ -52,9 +51,7 @@ describe('deploy from source', () => {
     repos.private = await git.addRepo('acme/private-app', fixture('node-app'), { private: { token: TOKEN } });
     h = await startHarness('source', {
       ALLOW_PRIVATE_GIT_HOSTS: 'true',
-      BUILD_BASE_IMAGE_NODE: base.node,
-      BUILD_BASE_IMAGE_STATIC: base.static,
-      BUILD_BASE_IMAGE_PYTHON: base.python,
+      ...base,
       BUILD_WORK_DIR: workDir,
       BUILD_MAX_UNCOMPRESSED_BYTES: String(8 * 1024 * 1024),
       BUILD_MAX_ENTRIES: '200',
