@@ -15,6 +15,7 @@ import { ensureDebianPackages } from './debian';
 import { edge } from './edge';
 import type { Part, PartContext, PartResult } from './part';
 import { configuredPort, ensurePortsFree } from './ports';
+import { ferretdbBackend, ferretdbStorage } from './postgres';
 import { freePort, startServer } from './process';
 import { sharedDaemon } from './shared-daemon';
 import { StackError } from './stack-error';
@@ -127,15 +128,20 @@ export const mongodb: Part = {
   name: 'ferretdb',
   async start(ctx): Promise<PartResult> {
     if (process.env.MONGODB_URL) return EXTERNAL;
-    const { listen, debug } = await ports(ctx, {
+    const postgresql = ferretdbBackend() === 'postgresql';
+    const { listen, debug, pg } = await ports(ctx, {
       listen: { port: 27017, part: 'FerretDB', variable: 'SLIPWAY_FERRETDB_PORT' },
       debug: { port: 27018, part: "FerretDB's debug handler", variable: 'SLIPWAY_FERRETDB_DEBUG_PORT' },
-    });
-    const binary = await tool('ferretdb', ctx);
-    const dir = await partDir(ctx, 'ferretdb');
-    const args = ['--handler=sqlite', `--sqlite-url=file:${dir}/`, `--listen-addr=127.0.0.1:${listen}`];
-    args.push(`--debug-addr=127.0.0.1:${debug}`, `--state-dir=${dir}`, '--telemetry=disable', '--log-level=warn');
-    ctx.progress('starting FerretDB (SQLite backend)');
+      // Next to FerretDB's own, away from 5432, where a host's own PostgreSQL usually listens.
+      ...(postgresql
+        ? { pg: { port: 27019, part: "FerretDB's PostgreSQL", variable: 'SLIPWAY_POSTGRESQL_PORT' } }
+        : {}),
+    } as Record<'listen' | 'debug' | 'pg', { port: number; part: string; variable: string }>);
+    const [binary, dir] = await Promise.all([tool('ferretdb', ctx), partDir(ctx, 'ferretdb')]);
+    const storage = await ferretdbStorage(ctx, dir, postgresql ? pg : undefined);
+    const args = [...storage.args, `--listen-addr=127.0.0.1:${listen}`, `--debug-addr=127.0.0.1:${debug}`];
+    args.push(`--state-dir=${dir}`, '--telemetry=disable', '--log-level=warn');
+    ctx.progress(`starting FerretDB (${storage.label} backend)`);
     const url = `mongodb://127.0.0.1:${listen}/slipway`;
     const proc = await startServer(
       'FerretDB',
@@ -151,8 +157,11 @@ export const mongodb: Part = {
       },
       undefined,
       ctx.signal,
-    );
-    return { env: { MONGODB_URL: url }, started: [proc], external: false };
+    ).catch(async (err: unknown) => {
+      await Promise.all(storage.started.map((p) => p.stop()));
+      throw err;
+    });
+    return { env: { MONGODB_URL: url }, started: [...storage.started, proc], external: false };
   },
 };
 

@@ -22,6 +22,10 @@ export function startProcess(
     cwd?: string;
     /** Own process group: a Ctrl-C at the terminal reaches only us, and we decide what stops when. */
     detached?: boolean;
+    /** Run as this account (a server that refuses to run as root). */
+    user?: { uid: number; gid: number };
+    /** The signal that stops it promptly (PostgreSQL's SIGTERM waits for every client to leave; SIGINT does not). */
+    stopSignal?: NodeJS.Signals;
   },
 ): Managed & { child: ChildProcess; exited: Promise<number | null> } {
   const log = fs.openSync(opts.logFile, 'a');
@@ -30,6 +34,7 @@ export function startProcess(
     env: opts.env ?? process.env,
     stdio: ['ignore', log, log],
     detached: opts.detached ?? false,
+    ...(opts.user ?? {}),
   });
   fs.closeSync(log);
   const exited = new Promise<number | null>((resolve) => {
@@ -38,7 +43,7 @@ export function startProcess(
   });
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
+    child.kill(opts.stopSignal ?? 'SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
     await exited;
     clearTimeout(timer);
