@@ -88,17 +88,19 @@ export function createAttemptActivities(deps: {
     return event;
   }
 
-  /** Appends the attempt to `event` as read (its number is the next one), then sets the status it implies. */
+  /** Appends the attempt to `event` as read (its number is the next free one), then sets the status it implies. */
   async function record(event: EventRecord, input: SentAttempt): Promise<AttemptResult> {
     const a = input.attempt;
-    const stored: AttemptRecord = {
-      ...a,
-      number: event.attempts.length + 1,
-      scheduledAt: new Date(a.scheduledAt),
-      at: new Date(a.at),
-      nextAttemptAt: a.nextAttemptAt ? new Date(a.nextAttemptAt) : null,
-    };
-    await store.recordAttempt(event._id, stored, input.status ?? undefined);
+    const stored = await store.recordAttempt(
+      event,
+      {
+        ...a,
+        scheduledAt: new Date(a.scheduledAt),
+        at: new Date(a.at),
+        nextAttemptAt: a.nextAttemptAt ? new Date(a.nextAttemptAt) : null,
+      },
+      input.status ?? undefined,
+    );
     return {
       outcome: input.outcome,
       number: stored.number,

@@ -1,6 +1,7 @@
 import type { Db, Filter } from 'mongodb';
 
 import { ensureIndexesWithRetry, guard, isDuplicateKey } from '../db/mongo';
+import { appendNumbered, readNumbered, type StoredAttempt } from './attempt-log';
 
 export type BillingType = 'ONE_TIME' | 'SUBSCRIPTION';
 export type SubscriptionStatus = 'active' | 'past_due' | 'canceled';
@@ -89,16 +90,11 @@ export interface EventRecord {
   createdAt: Date;
   status: DeliveryStatus;
   attempts: AttemptRecord[];
-}
-
-/**
- * An attempt as stored: its own immutable document, keyed by event and attempt. Pushed onto the event instead,
- * two attempts of one event recorded at once (the automatic one and a resend) lost one of the two: FerretDB writes
- * an update back as the whole document, so `$push` is not atomic there.
- */
-interface StoredAttempt extends AttemptRecord {
-  _id: string;
-  eventId: string;
+  /**
+   * Set on every event recorded since attempts are numbered by `_id` (shared/sales/attempt-log.ts). Events from
+   * before keep their attempts under `<eventId>:<key>`, read by `eventId`.
+   */
+  numberedAttempts?: true;
 }
 
 export function createSalesStore(db: Db) {
@@ -182,11 +178,11 @@ export function createSalesStore(db: Db) {
     subscriptionsByIds: (orgId: string, ids: string[]) =>
       guard('subscriptions.byIds', () => subscriptions.find({ orgId, _id: { $in: ids } }).toArray()),
 
-    insertEvent: (e: EventRecord) => guard('events.insert', () => events.insertOne(e)),
+    insertEvent: (e: EventRecord) => guard('events.insert', () => events.insertOne({ ...e, numberedAttempts: true })),
     /** Inserts an event unless one with its (deterministic) `_id` exists: finishing a request that died half-way. */
     async ensureEvent(e: EventRecord): Promise<void> {
       try {
-        await guard('events.insert', () => events.insertOne(e));
+        await guard('events.insert', () => events.insertOne({ ...e, numberedAttempts: true }));
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
       }
@@ -256,24 +252,35 @@ export function createSalesStore(db: Db) {
       ).map((s) => s._id),
     getEvent: async (orgId: string, id: string) =>
       withAttemptsOf(await guard('events.get', () => events.findOne({ _id: id, orgId }))),
-    /** An event and its delivery log, both read at once: every delivery attempt starts here. */
+    /** An event and its delivery log, read by `_id` where the event numbers its attempts: every attempt starts here. */
     async getEventAny(id: string): Promise<EventRecord | null> {
-      const [event, stored] = await Promise.all([
-        guard('events.getAny', () => events.findOne({ _id: id })),
-        guard('events.attempts', () => attempts.find({ eventId: id }).toArray()),
-      ]);
-      return event ? merged(event, stored) : null;
+      const event = await guard('events.getAny', () => events.findOne({ _id: id }));
+      if (!event?.numberedAttempts) return withAttemptsOf(event);
+      return { ...event, attempts: [...(event.attempts ?? []), ...(await readNumbered(attempts, id))] };
     },
-    /** Records an attempt once (a retried record of the same attempt finds it there), then the event's status. */
-    async recordAttempt(id: string, attempt: AttemptRecord, status?: DeliveryStatus) {
-      try {
-        await guard('events.recordAttempt', () =>
-          attempts.insertOne({ _id: `${id}:${attempt.key}`, eventId: id, ...attempt }),
-        );
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-      }
+    /**
+     * Records an attempt of `event` (as read with its log) once, under the event's next number, then the event's
+     * status. A retried record of the same attempt finds it there: by key where attempts are numbered, by `_id`
+     * (`<eventId>:<key>`) on an event from before.
+     */
+    async recordAttempt(
+      event: Pick<EventRecord, '_id' | 'attempts' | 'numberedAttempts'>,
+      attempt: Omit<AttemptRecord, 'number'>,
+      status?: DeliveryStatus,
+    ): Promise<AttemptRecord> {
+      const id = event._id;
+      let stored: AttemptRecord = { ...attempt, number: event.attempts.length + 1 };
+      if (event.numberedAttempts) stored = await appendNumbered(attempts, id, attempt, event.attempts.length + 1);
+      else
+        try {
+          await guard('events.recordAttempt', () =>
+            attempts.insertOne({ _id: `${id}:${attempt.key}`, eventId: id, ...stored }),
+          );
+        } catch (err) {
+          if (!isDuplicateKey(err)) throw err;
+        }
       if (status) await guard('events.setStatus', () => events.updateOne({ _id: id }, { $set: { status } }));
+      return stored;
     },
     setEventStatus: (id: string, status: DeliveryStatus) =>
       guard('events.setStatus', () => events.updateOne({ _id: id }, { $set: { status } })),

@@ -141,9 +141,8 @@ describe('webhook delivery connects where the guard looked, and reads a bounded 
     const { kind: _kind, ...toRecord } = sent(await sendAttempt(attempt(eventId)));
     // The first try of the record: the attempt written, then MongoDB gone before the status.
     const a = toRecord.attempt;
-    await store.recordAttempt(eventId, {
+    await store.recordAttempt((await store.getEventAny(eventId))!, {
       ...a,
-      number: 1,
       scheduledAt: new Date(a.scheduledAt),
       at: new Date(a.at),
       nextAttemptAt: null,
