@@ -86,7 +86,7 @@ export const temporal: Part = {
     const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', `${grpc}`, '--http-port', `${http}`];
     args.push('--metrics-port', `${metrics}`, '--db-filename', path.join(dir, 'temporal.db'), '--log-level', 'warn');
     // SQLite's default rollback journal syncs the disk three or four times per commit, and every workflow start,
-    // task and activity is a commit: the dev server spent most of its time there (about 40 commits a second here),
+    // task and activity is a commit: the dev server spent most of its time there (about 50 commits a second here),
     // which capped sales webhooks at a few deliveries a second. A write-ahead log syncs once per commit, as durable.
     args.push('--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=full');
     // The workflows' search attributes, so the Temporal UI can filter by deployment, status, name, project and org.

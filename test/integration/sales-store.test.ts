@@ -69,17 +69,15 @@ describe('sales store', () => {
     const orgId = randomUUID();
     const id = randomUUID();
     // As stored by the code before: no numberedAttempts on the event, its attempt under `<eventId>:<key>`.
-    await database.db
-      .collection('events')
-      .insertOne({
-        _id: id as never,
-        orgId,
-        type: 'test',
-        body: '{}',
-        createdAt: new Date(),
-        status: 'pending',
-        attempts: [],
-      });
+    await database.db.collection('events').insertOne({
+      _id: id as never,
+      orgId,
+      type: 'test',
+      body: '{}',
+      createdAt: new Date(),
+      status: 'pending',
+      attempts: [],
+    });
     await database.db
       .collection('event_attempts')
       .insertOne({ _id: `${id}:auto-1` as never, eventId: id, ...attempt('auto-1', new Date(Date.now() - 1000)) });
