@@ -250,7 +250,9 @@ async function main() {
         );
       }
       results[backend].push(row);
-      console.error(`round ${r + 1} ${backend}: ${JSON.stringify(row, (_k, v: unknown) => fmt(v))}`);
+      console.error(
+        `round ${r + 1} ${backend}: ${JSON.stringify(row, (_k, v: unknown) => (typeof v === 'number' ? fmt(v) : v))}`,
+      );
     }
   }
   console.log(
