@@ -17,25 +17,30 @@ const STOP_GRACE_MS = 10_000;
 export function runPrimary(count: number, logLevel: string): void {
   const log = createLogger('api', logLevel);
   const listened = new WeakSet<Worker>();
+  // Counted here rather than read from cluster.workers, which may still list a process that exited until its
+  // channel to the primary has closed too.
+  const live = new Set<Worker>();
   let stopping = false;
   let exitCode = 0;
 
   const fork = () => {
     const worker = cluster.fork();
+    live.add(worker);
     worker.once('listening', () => listened.add(worker));
   };
   const stop = (code: number) => {
     if (stopping) return;
     stopping = true;
     exitCode = code;
-    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
+    for (const w of live) w.process.kill('SIGTERM');
     setTimeout(() => process.exit(exitCode), STOP_GRACE_MS).unref();
-    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
+    if (live.size === 0) process.exit(exitCode);
   };
 
   cluster.on('exit', (worker, code, signal) => {
+    live.delete(worker);
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
+      if (live.size === 0) process.exit(exitCode);
       return;
     }
     if (!listened.has(worker)) {

@@ -61,9 +61,16 @@ async function memory(pids: { api: number; worker: number }, cluster?: number): 
 
 /** Starts its own stack, a worker, one api of one process and one of two, measures, cleans up and stops them. */
 export async function deployBench(): Promise<DeployFigures> {
-  const docker = createDockerClient(process.env.DOCKER_HOST);
-  const image = await buildFixtureImage(docker, 'hello');
+  // The stack first: it starts the engine when none answers, and the image is built on that engine.
   const svc = await startService({}, { apiProcesses: [1, 2] });
+  const docker = createDockerClient(svc.env.DOCKER_HOST);
+  let image: string;
+  try {
+    image = await buildFixtureImage(docker, 'hello');
+  } catch (err) {
+    await svc.stop();
+    throw err;
+  }
   const [single, pair] = svc.apis as [(typeof svc.apis)[0], (typeof svc.apis)[0]];
   const auth = { authorization: `Bearer ${svc.org.token}`, 'content-type': 'application/json' };
   const call = async (method: string, path: string, body?: unknown) => {

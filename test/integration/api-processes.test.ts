@@ -133,4 +133,23 @@ describe('several api processes on the same data', () => {
     expect(after).toContain(before[1]);
     expect((await fetch(`${cluster.base}/healthz`)).ok).toBe(true);
   });
+
+  it('stops with all its processes on SIGTERM', async () => {
+    const cluster = apis[0]!;
+    const forked = await forkedPids(cluster.child.pid!);
+    expect(forked).toHaveLength(2);
+    cluster.child.kill('SIGTERM');
+    await exited(cluster.child);
+    expect(cluster.child.exitCode).toBe(0);
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        // ESRCH: no such process.
+        return false;
+      }
+    };
+    expect(forked.filter(alive)).toEqual([]);
+  });
 });
