@@ -16,10 +16,22 @@ export const { recordStatus, createRelease, setReleaseStatus } = proxyActivities
  * 100 ms each on a loaded machine, see README.md, "The deploy path"). Each is idempotent: a status write carries its
  * version, a release insert its revision, the route is one replace on the router. Behind PATCHES.localWrites.
  */
-export const local = proxyLocalActivities<DeploymentActivities>({
+const localWrites = proxyLocalActivities<DeploymentActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { maximumInterval: '10 seconds', maximumAttempts: 5 },
+  // As their activity forms: a record write waits out a database or Redis outage rather than fail the deploy.
+  retry: { maximumInterval: '10 seconds' },
 });
+const localRoute = proxyLocalActivities<DeploymentActivities>({
+  startToCloseTimeout: '30 seconds',
+  // As the engine's: a router that keeps refusing fails the deploy with its reason.
+  retry: { maximumInterval: '30 seconds', maximumAttempts: 5 },
+});
+export const local = {
+  recordStatus: localWrites.recordStatus,
+  createRelease: localWrites.createRelease,
+  setReleaseStatus: localWrites.setReleaseStatus,
+  routeTraffic: localRoute.routeTraffic,
+};
 
 /** Engine calls may pull images or wait on an app. */
 export const engineActivity = {
