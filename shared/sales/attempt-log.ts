@@ -1,7 +1,24 @@
 import type { Collection } from 'mongodb';
 
 import { guard, isDuplicateKey } from '../db/mongo';
-import type { AttemptRecord } from './store';
+
+export interface AttemptRecord {
+  number: number;
+  /** The workflow's name for the attempt (auto-1…, or the resend's workflow ID). */
+  key: string;
+  trigger: 'auto' | 'manual' | 'test';
+  /** When the schedule placed the attempt; `at` is when it was sent. */
+  scheduledAt: Date;
+  at: Date;
+  durationMs: number;
+  responseStatus: number | null;
+  responseHeaders: Record<string, string>;
+  responseBody: string;
+  errorClass:
+    'timeout' | 'dns' | 'refused' | 'tls' | 'http_3xx' | 'http_4xx' | 'http_5xx' | 'blocked' | 'network' | null;
+  error: string | null;
+  nextAttemptAt: Date | null;
+}
 
 /** An attempt as stored: its own immutable document, keyed by event and attempt (see `attemptId`). */
 export interface StoredAttempt extends AttemptRecord {

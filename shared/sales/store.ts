@@ -1,7 +1,9 @@
 import type { Db, Filter } from 'mongodb';
 
 import { ensureIndexesWithRetry, guard, isDuplicateKey } from '../db/mongo';
-import { appendNumbered, readNumbered, type StoredAttempt } from './attempt-log';
+import { appendNumbered, type AttemptRecord, readNumbered, type StoredAttempt } from './attempt-log';
+
+export type { AttemptRecord } from './attempt-log';
 
 export type BillingType = 'ONE_TIME' | 'SUBSCRIPTION';
 export type SubscriptionStatus = 'active' | 'past_due' | 'canceled';
@@ -61,24 +63,6 @@ export interface SubscriptionRecord {
   currentPeriodEnd: Date;
   createdAt: Date;
   updatedAt: Date;
-}
-
-export interface AttemptRecord {
-  number: number;
-  /** The workflow's name for the attempt (auto-1…, or the resend's workflow ID). */
-  key: string;
-  trigger: 'auto' | 'manual' | 'test';
-  /** When the schedule placed the attempt; `at` is when it was sent. */
-  scheduledAt: Date;
-  at: Date;
-  durationMs: number;
-  responseStatus: number | null;
-  responseHeaders: Record<string, string>;
-  responseBody: string;
-  errorClass:
-    'timeout' | 'dns' | 'refused' | 'tls' | 'http_3xx' | 'http_4xx' | 'http_5xx' | 'blocked' | 'network' | null;
-  error: string | null;
-  nextAttemptAt: Date | null;
 }
 
 /** An event and its delivery log: the body is stored as sent, so every attempt sends the same bytes. */
