@@ -57,6 +57,8 @@ describe('slipway deploy, link and the commands on a linked folder', () => {
         RATE_LIMIT_COMPAT_READS_PER_MIN: '100000',
         RATE_LIMIT_COMPAT_WRITES_PER_HOUR: '10000',
         RATE_LIMIT_PLATFORM_PER_15MIN: '100000',
+        // One user creates every app of this file: more than the default ten in a quarter of an hour.
+        RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: '100',
         ALLOW_PRIVATE_GIT_HOSTS: 'true',
         LOG_LEVEL: 'info',
       },
