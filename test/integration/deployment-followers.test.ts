@@ -1,12 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { type CommandStartedEvent, MongoClient } from 'mongodb';
+import type { CommandStartedEvent } from 'mongodb';
 
-import { buildApp } from '@api/app';
-import { composeApi } from '@api/compose';
 import { START } from '@api/features/deployments/event-cursor';
 import { createDeploymentFollower, type FollowEvent } from '@api/features/deployments/events';
 import { createLogStore } from '@shared/deployments/logs-store';
@@ -20,6 +16,7 @@ import { createRedis, type Redis } from '@shared/redis';
 
 import { client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
+import { startSecondApi } from '../helpers/second-api';
 
 type Body = Record<string, unknown> & { status?: string; deploymentId?: string };
 
@@ -32,9 +29,7 @@ describe('Deployment followers: woken by announcements, free while idle, never m
   let h: Harness;
   /** A second api over the same services whose database reads are counted. */
   let base: string;
-  let server: Server;
-  let mongo: MongoClient;
-  let redis: Redis;
+  let second: Awaited<ReturnType<typeof startSecondApi>>;
   const reads: CommandStartedEvent[] = [];
   /** The api's warnings: why a stream failed, when one does. */
   const apiLog: string[] = [];
@@ -46,37 +41,19 @@ describe('Deployment followers: woken by announcements, free while idle, never m
       { RATE_LIMIT_PLATFORM_PER_15MIN: '1000', RATE_LIMIT_COMPAT_READS_PER_MIN: '1000' },
       { worker: false },
     );
-    mongo = await MongoClient.connect(h.config.MONGODB_URL, { monitorCommands: true });
-    mongo.on('commandStarted', (e) => {
-      const command = e.command as Record<string, unknown>;
-      const collection = e.commandName === 'getMore' ? command.collection : command[e.commandName];
-      const isRead = ['find', 'aggregate', 'count', 'getMore'].includes(e.commandName);
-      if (isRead && ['deployments', 'deployment_logs'].includes(String(collection))) reads.push(e);
+    second = await startSecondApi(h, {
+      log: createLogger('test', 'warn', { write: (line: string) => void apiLog.push(line) }),
+      onCommand: (e) => {
+        const command = e.command as Record<string, unknown>;
+        const collection = e.commandName === 'getMore' ? command.collection : command[e.commandName];
+        const isRead = ['find', 'aggregate', 'count', 'getMore'].includes(e.commandName);
+        if (isRead && ['deployments', 'deployment_logs'].includes(String(collection))) reads.push(e);
+      },
     });
-    redis = createRedis(h.config.REDIS_URL);
-    const db = mongo.db(h.config.MONGODB_DB);
-    const app = buildApp(
-      await composeApi({
-        config: h.config,
-        log: createLogger('test', 'warn', { write: (line: string) => void apiLog.push(line) }),
-        database: { client: mongo, db, close: () => mongo.close() },
-        redis,
-        temporal: h.temporal,
-        docker: h.docker,
-        s3: h.s3,
-      }),
-    );
-    server = await new Promise((resolve) => {
-      const s = app.listen(0, '127.0.0.1', () => resolve(s));
-    });
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    base = second.baseUrl;
   });
   afterAll(async () => {
-    // Streams a failed test left open would keep the server from closing.
-    server?.closeAllConnections();
-    await new Promise((resolve) => server?.close(resolve));
-    await mongo?.close();
-    await redis?.quit();
+    await second?.stop();
     await h?.stop();
   });
 

@@ -1,18 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 
-import { type CommandStartedEvent, MongoClient } from 'mongodb';
+import type { CommandStartedEvent } from 'mongodb';
 
-import { buildApp } from '@api/app';
-import { composeApi } from '@api/compose';
 import { createPrincipalCache } from '@shared/identity/principal-cache';
 import { createLogger } from '@shared/logger';
 import { PERMISSIONS } from '@shared/permissions';
-import { createRedis, type Redis } from '@shared/redis';
 
 import { client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
+import { startSecondApi } from '../helpers/second-api';
 
 type Body = { code?: string; status?: string; message?: string; data?: { id: string } };
 
@@ -27,10 +23,7 @@ const BOUND_MS = 1000;
  */
 describe('Principal cache: no database read per request, changes honoured across api processes', () => {
   let h: Harness;
-  let base: string;
-  let server: Server;
-  let mongo: MongoClient;
-  let redis: Redis;
+  let second: Awaited<ReturnType<typeof startSecondApi>>;
   /** B's reads of the collections a principal is made of. */
   const reads: CommandStartedEvent[] = [];
 
@@ -40,38 +33,21 @@ describe('Principal cache: no database read per request, changes honoured across
       { RATE_LIMIT_PLATFORM_PER_15MIN: '100000', RATE_LIMIT_COMPAT_READS_PER_MIN: '100000' },
       { worker: false },
     );
-    mongo = await MongoClient.connect(h.config.MONGODB_URL, { monitorCommands: true });
-    mongo.on('commandStarted', (e) => {
-      const collection = (e.command as Record<string, unknown>)[e.commandName];
-      if (e.commandName === 'find' && ['tokens', 'orgs', 'users'].includes(String(collection))) reads.push(e);
+    second = await startSecondApi(h, {
+      log: createLogger('test', 'silent'),
+      onCommand: (e) => {
+        const collection = (e.command as Record<string, unknown>)[e.commandName];
+        if (e.commandName === 'find' && ['tokens', 'orgs', 'users'].includes(String(collection))) reads.push(e);
+      },
     });
-    redis = createRedis(h.config.REDIS_URL);
-    const app = buildApp(
-      await composeApi({
-        config: h.config,
-        log: createLogger('test', 'silent'),
-        database: { client: mongo, db: mongo.db(h.config.MONGODB_DB), close: () => mongo.close() },
-        redis,
-        temporal: h.temporal,
-        docker: h.docker,
-        s3: h.s3,
-      }),
-    );
-    server = await new Promise((resolve) => {
-      const s = app.listen(0, '127.0.0.1', () => resolve(s));
-    });
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   afterAll(async () => {
-    server?.closeAllConnections();
-    await new Promise((resolve) => server?.close(resolve));
-    await mongo?.close();
-    await redis?.quit();
+    await second?.stop();
     await h?.stop();
   });
 
   const onA = (token: string) => client(h, token);
-  const onB = (token: string) => client({ ...h, baseUrl: base }, token);
+  const onB = (token: string) => client({ ...h, baseUrl: second.baseUrl }, token);
 
   /**
    * Sends `request` until it is refused; the refusal must come from a request sent within BOUND_MS of `since` (the
@@ -198,7 +174,11 @@ describe('Principal cache: no database read per request, changes honoured across
   });
 
   it('keeps at most its bound of principals, dropping the least recently used', async () => {
-    const cache = createPrincipalCache<string>({ redis, keyPrefix: `${h.config.REDIS_KEY_PREFIX}lru:`, maxEntries: 2 });
+    const cache = createPrincipalCache<string>({
+      redis: h.redis,
+      keyPrefix: `${h.config.REDIS_KEY_PREFIX}lru:`,
+      maxEntries: 2,
+    });
     const loads: string[] = [];
     const resolve = (key: string) =>
       cache.resolve(key, async () => {

@@ -1,10 +1,5 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { CommandStartedEvent } from 'mongodb';
 
-import { type CommandStartedEvent, MongoClient } from 'mongodb';
-
-import { buildApp } from '@api/app';
-import { composeApi } from '@api/compose';
 import { createDeploymentReads } from '@api/features/deployments/service.reads';
 import { createLogStore } from '@shared/deployments/logs-store';
 import { createStatusModel } from '@shared/deployments/read-model';
@@ -12,10 +7,11 @@ import { releaseId } from '@shared/deployments/releases-store';
 import { announcingStatus, createStatusFeed } from '@shared/deployments/status-feed';
 import { createDeploymentStore, type DeploymentStore } from '@shared/deployments/store';
 import { createLogger } from '@shared/logger';
-import { createRedis, type Redis } from '@shared/redis';
+import { createRedis } from '@shared/redis';
 
 import { client } from '../helpers/client';
 import { type Harness, startHarness } from '../helpers/harness';
+import { startSecondApi } from '../helpers/second-api';
 
 type Body = Record<string, unknown> & { status?: string; deploymentId?: string };
 
@@ -30,9 +26,7 @@ describe('Status read model: status reads from Redis, as fresh as the last annou
   let h: Harness;
   /** A second api over the same services whose MongoDB commands are counted. */
   let counted: string;
-  let server: Server;
-  let mongo: MongoClient;
-  let redis: Redis;
+  let second: Awaited<ReturnType<typeof startSecondApi>>;
   const commands: CommandStartedEvent[] = [];
   let store: DeploymentStore;
   let worker: DeploymentStore;
@@ -40,34 +34,15 @@ describe('Status read model: status reads from Redis, as fresh as the last annou
 
   beforeAll(async () => {
     h = await startHarness('status-read-model', { RATE_LIMIT_COMPAT_READS_PER_MIN: '10000' }, { worker: false });
-    mongo = await MongoClient.connect(h.config.MONGODB_URL, { monitorCommands: true });
-    mongo.on('commandStarted', (e) => commands.push(e));
-    redis = createRedis(h.config.REDIS_URL);
-    const db = mongo.db(h.config.MONGODB_DB);
-    const app = buildApp(
-      await composeApi({
-        config: h.config,
-        log: createLogger('test', 'warn'),
-        database: { client: mongo, db, close: () => mongo.close() },
-        redis,
-        temporal: h.temporal,
-        docker: h.docker,
-        s3: h.s3,
-      }),
-    );
-    server = await new Promise((resolve) => {
-      const s = app.listen(0, '127.0.0.1', () => resolve(s));
-    });
-    counted = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    second = await startSecondApi(h, { onCommand: (e) => commands.push(e) });
+    counted = second.baseUrl;
     store = createDeploymentStore(h.db);
     model = createStatusModel({ redis: h.redis, keyPrefix: h.config.REDIS_KEY_PREFIX, store });
     // The worker's store: each status change written, put in the model, then announced.
     worker = announcingStatus(store, createStatusFeed({ redis: h.redis, keyPrefix: h.config.REDIS_KEY_PREFIX }), model);
   });
   afterAll(async () => {
-    await new Promise((resolve) => server?.close(resolve));
-    await mongo?.close();
-    await redis?.quit();
+    await second?.stop();
     await h?.stop();
   });
 
