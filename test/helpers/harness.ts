@@ -58,8 +58,8 @@ export async function startHarness(
 ) {
   quietTemporalRuntime();
   const taskQueue = `test-${name}-${process.pid}`;
-  const config = parseConfig({
-    ...process.env,
+  /** What this harness sets beyond the suite's environment: a worker process of its own must be given it too. */
+  const env: Record<string, string> = {
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
     TEMPORAL_TASK_QUEUE: taskQueue,
@@ -67,7 +67,8 @@ export async function startHarness(
     // Files share one Redis: their own prefix keeps per-address counters (127.0.0.1 for all) apart.
     REDIS_KEY_PREFIX: `test-${name}-${process.pid}:`,
     ...overrides,
-  });
+  };
+  const config = parseConfig({ ...process.env, ...env });
   const log = createLogger('test', config.LOG_LEVEL, opts.logDestination);
   const database = await connectMongo(config.MONGODB_URL, config.MONGODB_DB);
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
@@ -142,6 +143,7 @@ export async function startHarness(
   return {
     baseUrl,
     config,
+    env,
     db: database.db,
     redis,
     docker,

@@ -12,10 +12,10 @@ const root = path.resolve(__dirname, '..', '..');
 export function spawnWorker(h: Harness) {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'worker', 'main.ts')], {
     cwd: root,
+    // The harness's own settings (task queue, database, Redis key prefix, …), as its in-process worker has them.
     env: {
       ...process.env,
-      TEMPORAL_TASK_QUEUE: h.taskQueue,
-      MONGODB_DB: h.config.MONGODB_DB,
+      ...h.env,
       LOG_LEVEL: 'warn',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     },
