@@ -20,6 +20,12 @@ export interface StatusSnapshot {
  * the destroy could still land.
  */
 const ENTRY_TTL_S = 24 * 3600;
+/**
+ * How long an entry a reader filled (from MongoDB, on a miss) lives unless a writer rewrites it. A worker that does
+ * not keep this model (one from before it, or one told another REDIS_KEY_PREFIX) never would: its deployments' reads
+ * then lag its writes by at most this, as the followers' recheck does, instead of showing the fill for a day.
+ */
+const FILL_TTL_S = 30;
 
 /**
  * Writes a snapshot unless the entry already holds a newer one: a higher record `version` (the workflow's step
@@ -108,7 +114,10 @@ export function createStatusModel(deps: {
   redis: Redis;
   keyPrefix: string;
   store: Pick<DeploymentStore, 'findAny'> & { releases: Pick<DeploymentStore['releases'], 'list'> };
+  /** How long a reader's fill lives unless a writer rewrites it (FILL_TTL_S; shorter in tests). */
+  fillTtlS?: number;
 }) {
+  const fillTtlS = deps.fillTtlS ?? FILL_TTL_S;
   const redis = deps.redis as ModelRedis;
   // Defined once per connection; ioredis sends EVALSHA and falls back to EVAL after a Redis restart.
   if (typeof (deps.redis as { statusModelPut?: unknown }).statusModelPut !== 'function') {
@@ -142,7 +151,15 @@ export function createStatusModel(deps: {
     }
     const snapshot = { record: statusRecord(record), releases: await releasesOf(id) };
     if (ticket !== undefined)
-      await attempt(redis.statusModelPut(key(id), record.version, ticket, JSON.stringify(snapshot), ENTRY_TTL_S));
+      await attempt(
+        redis.statusModelPut(
+          key(id),
+          record.version,
+          ticket,
+          JSON.stringify(snapshot),
+          writer ? ENTRY_TTL_S : fillTtlS,
+        ),
+      );
     return snapshot;
   }
 

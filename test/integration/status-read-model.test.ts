@@ -198,6 +198,22 @@ describe('Status read model: status reads from Redis, as fresh as the last annou
     expect(await h.redis.hget(entryKey(id), 'v')).toBe('10');
   });
 
+  it('lets an entry a reader filled lapse within half a minute unless a writer keeps it', async () => {
+    const org = await h.newOrg();
+    const api = client(h, org.token);
+    const id = await deployment(org.token);
+    // A worker that does not keep the model (an older one, another key prefix) writes MongoDB only.
+    await store.recordStatus({ deploymentId: id, version: 10, status: 'building', message: 'building' });
+    await h.redis.del(entryKey(id));
+    expect((await api.get<Body>(`/compat/deployments/${id}`)).body.status).toBe('building');
+    const filled = await h.redis.ttl(entryKey(id));
+    expect(filled).toBeGreaterThan(0);
+    expect(filled).toBeLessThanOrEqual(30);
+    // One that keeps it holds the entry for its writes' sake: a day.
+    await worker.recordStatus({ deploymentId: id, version: 11, status: 'deploying', message: 'starting' });
+    expect(await h.redis.ttl(entryKey(id))).toBeGreaterThan(3600);
+  });
+
   it('answers from MongoDB when Redis is down', async () => {
     const org = await h.newOrg();
     const id = await deployment(org.token);
