@@ -38,12 +38,23 @@ interface Logs {
 /** The app's lines come from the engine, the build's and Slipway's from the platform's log: each in its own order. */
 const sourceOf = (l: LogLine) => (l.stream === 'stdout' || l.stream === 'stderr' ? 'app' : 'platform');
 
+/** How far before the first read the stream's app lines start: what the server's clock may be behind this one. */
+const CLOCK_MARGIN_MS = 5000;
+
+/**
+ * An event ID in the stream's format ("events.logAt.logSeq.settled.cmdAt.cmdN.appNs.appN", whose meaning
+ * api/features/deployments/event-cursor.ts gives) that
+ * starts every source at its beginning but the app's lines, which start at `ms`: a stream opened without one starts
+ * them when it opens, and a line the app wrote between the first read and then would be shown by neither.
+ */
+const appLinesSince = (ms: number) => `0.0.-1.0.0.0.${BigInt(Math.max(0, Math.floor(ms))) * 1_000_000n}.0`;
+
 /**
  * The last lines (--build, --app or --system: only the build's, the instances' or Slipway's own); with --follow, new
  * lines as they come until the deployment is destroyed or the user stops it, each once and in order. Following is one
  * held request: the deployment's event stream carries every kind of line and stays open, and a dropped connection is
- * resumed from the last event's ID. The stream starts at the beginning, so what the first read printed is skipped by
- * each source's cursor. --json prints the body, or one line object per line when following (NDJSON), so a script can
+ * resumed from the last event's ID. The stream starts before the first read (at the beginning for the platform's lines,
+ * a little before the read for the app's), so what the first read printed is skipped by each source's cursor. --json prints the body, or one line object per line when following (NDJSON), so a script can
  * read as it goes.
  */
 export async function logs(api: Api, out: Output, target: Target, o: LogsOptions) {
@@ -51,6 +62,7 @@ export async function logs(api: Api, out: Output, target: Target, o: LogsOptions
   const stream = streamOf(o);
   const path = `/platform/deployments/${id}/logs`;
   const only = stream ? `&stream=${stream}` : '';
+  const askedAt = Date.now();
   const first = await onTarget(target, () => api.get<unknown>(`${path}?limit=${limitOf(o.limit)}${only}`));
   const body = unwrap<Logs>(first.body);
   if (!o.follow) {
@@ -71,7 +83,7 @@ export async function logs(api: Api, out: Output, target: Target, o: LogsOptions
     id,
     { status() {}, log: (l) => wanted(l) && print([l]) },
     new AbortController().signal,
-    undefined,
+    appLinesSince(askedAt - CLOCK_MARGIN_MS),
     'destroyed',
   ).catch((err: unknown) => {
     if (err instanceof CliError && (err.json as { status?: number } | undefined)?.status === 404)
