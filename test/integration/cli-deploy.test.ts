@@ -154,10 +154,12 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
     expect(d.source.branch).toBe('preview');
     expect((await get(d.url)).body).toBe('hello from the preview branch');
 
-    // busybox httpd -v logs every answer: one made while following shows up in the follower.
+    // busybox httpd -v logs every answer: one made while following shows up in the follower. The stream reaches the
+    // api 2 s after it is asked for, so the answer below is made between the follower's first read and its stream.
+    const proxy = await apiProxy(new URL(h.baseUrl), { delayEventsMs: 2000 });
     const from = apiLog.length;
     const follower = spawn(process.execPath, [BIN, 'logs', d.id, '-f', '--json', '--limit', '5'], {
-      env: baseEnv(),
+      env: { ...baseEnv(), SLIPWAY_URL: proxy.url },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let followed = '';
@@ -194,6 +196,7 @@ describe('slipway CLI for people (deploy, status, logs, destroy, login) against 
       expect(reads.map((l) => l.route)).toEqual(['/platform/deployments/:id/logs', '/platform/deployments/:id/events']);
     } finally {
       follower.kill();
+      await proxy.close();
     }
   });
 
