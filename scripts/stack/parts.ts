@@ -128,11 +128,7 @@ export const mongodb: Part = {
   name: 'ferretdb',
   async start(ctx): Promise<PartResult> {
     if (process.env.MONGODB_URL) return EXTERNAL;
-    const dir = await partDir(ctx, 'ferretdb');
-    const choice = await ferretdbBackend(dir);
-    if (choice.why === 'existing data')
-      ctx.progress(`keeping SQLite for the records already in ${dir} (FERRETDB_BACKEND=postgresql starts empty there)`);
-    const postgresql = choice.backend === 'postgresql';
+    const postgresql = ferretdbBackend() === 'postgresql';
     const { listen, debug, pg } = await ports(ctx, {
       listen: { port: 27017, part: 'FerretDB', variable: 'SLIPWAY_FERRETDB_PORT' },
       debug: { port: 27018, part: "FerretDB's debug handler", variable: 'SLIPWAY_FERRETDB_DEBUG_PORT' },
@@ -141,7 +137,7 @@ export const mongodb: Part = {
         ? { pg: { port: 27019, part: "FerretDB's PostgreSQL", variable: 'SLIPWAY_POSTGRESQL_PORT' } }
         : {}),
     } as Record<'listen' | 'debug' | 'pg', { port: number; part: string; variable: string }>);
-    const binary = await tool('ferretdb', ctx);
+    const [binary, dir] = await Promise.all([tool('ferretdb', ctx), partDir(ctx, 'ferretdb')]);
     const storage = await ferretdbStorage(ctx, dir, postgresql ? pg : undefined);
     const args = [...storage.args, `--listen-addr=127.0.0.1:${listen}`, `--debug-addr=127.0.0.1:${debug}`];
     args.push(`--state-dir=${dir}`, '--telemetry=disable', '--log-level=warn');

@@ -15,30 +15,18 @@ const execFileAsync = promisify(execFile);
 export const FERRETDB_BACKENDS = ['sqlite', 'postgresql'] as const;
 export type FerretdbBackend = (typeof FERRETDB_BACKENDS)[number];
 
-/** FERRETDB_BACKEND as set: one of the backends, or undefined when unset (the data directory decides). */
-export function ferretdbBackendSetting(value = process.env.FERRETDB_BACKEND): FerretdbBackend | undefined {
-  if (value === undefined || value === '') return undefined;
+/**
+ * Which storage the embedded FerretDB writes to. SQLite by default, though PostgreSQL took a deployment's writes many
+ * times faster under concurrency (README, Performance, "The embedded database"): it adds a second server, its memory,
+ * an initdb on first start and Debian's package to a new machine, and that first run was not tried on a machine
+ * without PostgreSQL.
+ */
+export function ferretdbBackend(value = process.env.FERRETDB_BACKEND): FerretdbBackend {
+  if (value === undefined || value === '') return 'sqlite';
   if ((FERRETDB_BACKENDS as readonly string[]).includes(value)) return value as FerretdbBackend;
   throw new StackError(
-    `FERRETDB_BACKEND is "${value}"; set it to ${FERRETDB_BACKENDS.join(' or ')}, or leave it unset (PostgreSQL for new data)`,
+    `FERRETDB_BACKEND is "${value}"; set it to ${FERRETDB_BACKENDS.join(' or ')} (or leave it unset for sqlite)`,
   );
-}
-
-/**
- * Which storage the embedded FerretDB in `dir` writes to. PostgreSQL for new data: it took a deployment's writes
- * many times faster than SQLite's one writer under concurrency (README, Performance, "The embedded database"). A
- * data directory that already holds FerretDB's SQLite files keeps SQLite unless FERRETDB_BACKEND says otherwise,
- * since its records are there and are not carried over.
- */
-export async function ferretdbBackend(
-  dir: string,
-  value = process.env.FERRETDB_BACKEND,
-): Promise<{ backend: FerretdbBackend; why: 'set' | 'existing data' | 'default' }> {
-  const set = ferretdbBackendSetting(value);
-  if (set) return { backend: set, why: 'set' };
-  const files = (await fs.readdir(dir).catch(ifAbsent([] as string[]))) as string[];
-  if (files.some((f) => f.endsWith('.sqlite'))) return { backend: 'sqlite', why: 'existing data' };
-  return { backend: 'postgresql', why: 'default' };
 }
 
 /** The newest PostgreSQL Debian's packages installed: each major version has its own `bin/` there. */
@@ -52,7 +40,7 @@ async function binDir(): Promise<string> {
     if (await fs.access(path.join(dir, 'postgres')).then(() => true, ifAbsent(false))) return dir;
   }
   throw new StackError(
-    `no PostgreSQL server under ${root}/*/bin; install Debian's postgresql package or set FERRETDB_BACKEND=sqlite`,
+    `no PostgreSQL server under ${root}/*/bin; install Debian's postgresql package or leave FERRETDB_BACKEND unset`,
   );
 }
 

@@ -27,7 +27,7 @@ export default async function globalSetup(): Promise<void> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-test-'));
   const stack = await startStack({ dataDir, ports: 'free', headless: true });
   Object.assign(process.env, stack.env);
-  // Tests that reach under a service (the services' own data files) find its data here.
+  // Tests that reach under a service (FerretDB's SQLite files) find its data here.
   process.env.SLIPWAY_TEST_DATA_DIR = dataDir;
   // Built once here: two test files would otherwise build the same bases at once, inside their own timeouts.
   // The first run on a machine debootstraps Debian and installs Node and Python: several minutes, said as it goes.

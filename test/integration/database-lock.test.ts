@@ -1,17 +1,10 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 
-import { type Stack, startStack } from '@scripts/stack';
-import { mongodb } from '@scripts/stack/parts';
 import { connectMongo, type Database, guard } from '@shared/db/mongo';
 import { DatabaseError } from '@shared/errors';
-
-const quiet: Parameters<typeof startStack>[0]['run'] = (jobs) =>
-  Promise.allSettled(jobs.map((j) => j.start(() => undefined)));
 
 /** Holds SQLite's write lock on `file` from outside FerretDB for `seconds`, as a long stream of writers would. */
 async function holdWriteLock(file: string, seconds: number) {
@@ -31,36 +24,24 @@ async function holdWriteLock(file: string, seconds: number) {
 }
 
 /**
- * FerretDB on SQLite (the embedded backend of data directories made before PostgreSQL became the default, or set
- * with FERRETDB_BACKEND=sqlite) keeps each database in one SQLite file with one write lock, and refuses a write that
+ * The embedded FerretDB keeps each database in one SQLite file with one write lock, and refuses a write that
  * waited for it longer than 10 s. Stores send such a write again rather than fail the request.
  */
 describe('stores on the embedded FerretDB while SQLite is locked past its busy timeout', () => {
   const dbName = `slipway_lock_${randomUUID().slice(0, 8)}`;
-  const saved = { MONGODB_URL: process.env.MONGODB_URL, FERRETDB_BACKEND: process.env.FERRETDB_BACKEND };
-  let dataDir: string;
-  let stack: Stack | undefined;
   let database: Database;
   beforeAll(async () => {
-    // A FerretDB of its own on SQLite, whatever the suite's runs on.
-    delete process.env.MONGODB_URL;
-    process.env.FERRETDB_BACKEND = 'sqlite';
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-sqlite-lock-'));
-    stack = await startStack({ dataDir, ports: 'free', headless: true, parts: [mongodb], run: quiet });
-    database = await connectMongo(stack.env.MONGODB_URL!, dbName);
+    database = await connectMongo(process.env.MONGODB_URL!, dbName);
     await database.db.collection('probe').insertOne({ _id: 'seed' as never });
-  }, 120_000);
+  });
   afterAll(async () => {
+    await database?.db.dropDatabase();
     await database?.close();
-    await stack?.stop();
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('lands a guarded write once the lock is free, where the bare driver call fails with SQLITE_BUSY', async () => {
+    const dataDir = process.env.SLIPWAY_TEST_DATA_DIR;
+    if (!dataDir) throw new Error('SLIPWAY_TEST_DATA_DIR is unset: run the suite with `npm test`');
     const col = database.db.collection<{ _id: string; n: number }>('probe');
     // FerretDB 1.24 gives a bare insert up after two 10 s busy waits (20 s); a retry after that finds the lock free.
     const lock = await holdWriteLock(path.join(dataDir, 'ferretdb', `${dbName}.sqlite`), 25);
