@@ -24,3 +24,6 @@ export interface Part {
   name: string;
   start(ctx: PartContext): Promise<PartResult>;
 }
+
+/** A part whose variable points at a server that already runs: nothing started, nothing to stop. */
+export const EXTERNAL: PartResult = { env: {}, started: [], external: true };

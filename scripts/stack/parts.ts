@@ -4,27 +4,21 @@ import path from 'node:path';
 import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { Connection } from '@temporalio/client';
 import type { SearchAttributeType } from '@temporalio/common';
-import Docker from 'dockerode';
 import Redis from 'ioredis';
 import { MongoClient } from 'mongodb';
 
 import { SEARCH_ATTRIBUTES } from '@shared/constants';
-import { ignore } from '@shared/ignore';
 
 import { ensureDebianPackages } from './debian';
+import { docker } from './docker';
 import { edge } from './edge';
-import type { Part, PartContext, PartResult } from './part';
+import { EXTERNAL, type Part, type PartContext, type PartResult } from './part';
 import { configuredPort, ensurePortsFree } from './ports';
 import { ferretdbBackend, ferretdbStorage } from './postgres';
 import { freePort, startServer } from './process';
-import { sharedDaemon } from './shared-daemon';
-import { StackError } from './stack-error';
 import { ensureTool, type ToolName } from './tools';
 
 export type { Part, PartContext, PartResult } from './part';
-
-/** The part's variable points at an existing server: nothing to start. */
-const EXTERNAL: PartResult = { env: {}, started: [], external: true };
 
 /**
  * The part's ports: the documented defaults (each movable by its variable), checked free before anything is
@@ -232,44 +226,6 @@ export const s3: Part = {
       started: [proc],
       external: false,
     };
-  },
-};
-
-const DOCKER_SOCKET = '/var/run/docker.sock';
-/** `npm start` and `npm test` may share one engine: the last stack out stops a dockerd a stack started. */
-const dockerd = sharedDaemon('dockerd');
-
-async function dockerAnswers(socketPath: string): Promise<boolean> {
-  return new Docker({ socketPath, timeout: 2000 })
-    .ping()
-    .then(() => true, ignore('a probe: any failure is an engine that does not answer (yet)', false));
-}
-
-export const docker: Part = {
-  name: 'docker',
-  async start(ctx): Promise<PartResult> {
-    if (process.env.DOCKER_HOST) return EXTERNAL;
-    if (await dockerAnswers(DOCKER_SOCKET)) {
-      const lease = await dockerd.found();
-      return { env: { DOCKER_HOST: `unix://${DOCKER_SOCKET}` }, started: lease, external: lease.length === 0 };
-    }
-    if (process.getuid?.() !== 0) {
-      throw new StackError(
-        `no Docker Engine answers on ${DOCKER_SOCKET} and only root can start one here; start Docker or set DOCKER_HOST`,
-      );
-    }
-    if ((await ensureDebianPackages(['docker.io'], 'the engine_local provider', ctx.progress)).length > 0) {
-      ctx.progress("installed Debian's docker.io");
-    }
-    ctx.progress('starting dockerd');
-    const proc = await startServer(
-      'dockerd',
-      ['dockerd', 'dockerd', ['--host', `unix://${DOCKER_SOCKET}`], { logFile: path.join(ctx.dataDir, 'dockerd.log') }],
-      () => dockerAnswers(DOCKER_SOCKET),
-      undefined,
-      ctx.signal,
-    );
-    return { env: { DOCKER_HOST: `unix://${DOCKER_SOCKET}` }, started: [await dockerd.started(proc)], external: false };
   },
 };
 

@@ -96,7 +96,8 @@ export function sharedDaemon(name: string) {
   };
 }
 
-function alive(pid: number): boolean {
+/** Whether the process runs (one of another user counts too). */
+export function alive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
