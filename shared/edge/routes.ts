@@ -1,5 +1,7 @@
 import net from 'node:net';
 
+import { NO_STORE, stoppedPages } from './stopped-page';
+
 /**
  * The Caddy JSON the edge router is driven with (docs/architecture.md, "Edge router"), and the stable addresses of
  * deployments. Pure: no I/O here, so what the router is told can be read and tested without one.
@@ -181,50 +183,6 @@ export function fileRoute(deploymentId: string, host: string, dir: string, repli
   });
 }
 
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-
-const NO_STORE = { 'Cache-Control': ['no-store'], 'X-Content-Type-Options': ['nosniff'] };
-
-/** The call that brings the deployment back, with its own ID: the owner copies it as it stands. */
-const startCall = (deploymentId: string) => `POST /platform/deployments/${deploymentId}/start`;
-
-function stoppedText(deploymentId: string, host: string): string {
-  return (
-    `The deployment at ${host} is stopped, so nothing answers here for now.\n` +
-    `If it is yours, start it again: ${startCall(deploymentId)} on your Slipway api ` +
-    '(or redeploy it); this address stays the same.\n'
-  );
-}
-
-function stoppedHtml(deploymentId: string, host: string): string {
-  const h = escapeHtml(host);
-  return (
-    '<!doctype html><html><head><meta charset="utf-8"><title>Deployment stopped</title></head>' +
-    `<body><h1>This deployment is stopped</h1><p>The deployment at <b>${h}</b> is stopped, so nothing answers ` +
-    `here for now.</p><p>If it is yours, start it again (<code>${escapeHtml(startCall(deploymentId))}</code> on ` +
-    'your Slipway api, or redeploy it); this address stays the same.</p></body></html>\n'
-  );
-}
-
-/** The stopped page: as a page for browsers and as text otherwise. */
-function stoppedPages(deploymentId: string, host: string) {
-  const page = (type: string, body: string) => ({
-    handler: 'static_response',
-    status_code: 503,
-    headers: { 'Content-Type': [type], 'Retry-After': ['60'], ...NO_STORE },
-    body,
-  });
-  return [
-    {
-      match: [{ header: { Accept: ['*text/html*'] } }],
-      handle: [page('text/html; charset=utf-8', stoppedHtml(deploymentId, host))],
-      terminal: true,
-    },
-    { handle: [page('text/plain; charset=utf-8', stoppedText(deploymentId, host))], terminal: true },
-  ];
-}
-
 /** A stopped deployment's route when upstreams are in the config: the router itself answers 503. */
 export function stoppedRoute(deploymentId: string, host: string) {
   return json({
@@ -253,7 +211,7 @@ export function fallbackRoute() {
   });
 }
 
-/** Our server block: plain HTTP on the listen addresses (TLS is for custom domains, §16), fallback last. */
+/** Our server block: plain HTTP on the listen addresses (TLS is for custom domains), fallback last. */
 export function serverConfig(listen: string[]) {
   return json({
     listen,
