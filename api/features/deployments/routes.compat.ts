@@ -9,19 +9,8 @@ import { deploymentProject, newDeploymentProject, requestStatus } from './access
 import type { DeploymentsContext } from './compose';
 import { providerAvailability } from './providers';
 import { answerReplays } from './replays';
-import {
-  DeployAccepted,
-  Deployment,
-  DeploymentIdParams,
-  DeploymentList,
-  DeployRequest,
-  GetQuery,
-  ListQuery,
-  Logs,
-  LogsQuery,
-  Providers,
-  SourceDeployRequest,
-} from './schemas';
+import { DeploymentIdParams, DeployRequest, GetQuery, ListQuery, LogsQuery, SourceDeployRequest } from './schemas';
+import { DeployAccepted, Deployment, DeploymentList, Logs, Providers } from './schemas.responses';
 import type { DeploymentService } from './service';
 import { deploymentView } from './views';
 import { readOrWait } from './wait';

@@ -8,7 +8,7 @@ import { deploymentProject, newDeploymentProject, requestStatus } from './access
 import type { DeploymentsContext } from './compose';
 import { answerReplays } from './replays';
 import { commandRoutes } from './routes.commands';
-import { DeploymentIdParams, GetQuery, ReleaseList } from './schemas';
+import { DeploymentIdParams, GetQuery } from './schemas';
 import {
   ContainerMetrics,
   Health,
@@ -26,6 +26,7 @@ import {
   PlatformListQuery,
   ReleasesQuery,
 } from './schemas.platform';
+import { ReleaseList } from './schemas.responses';
 import { platformDeploymentView, releaseView } from './views';
 import { readOrWait } from './wait';
 

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 
-import { Deployment, DeployRequest, ENV_KEY_PATTERN, ENV_LIMITS, SourceDeployRequest } from './schemas';
+import { DeployRequest, ENV_KEY_PATTERN, ENV_LIMITS, SourceDeployRequest } from './schemas';
 import { Accepted, MAX_REPLICAS } from './schemas.platform';
+import { Deployment } from './schemas.responses';
 
 /**
  * The bodies of a deployment's commands (routes.commands.ts) and their answers: a redeploy with new code or a new

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 
 import { queryInt } from '../../http/fields';
-import { Deployment, LogsQuery } from './schemas';
+import { LogsQuery } from './schemas';
+import { Deployment } from './schemas.responses';
 
 /**
  * What the platform API lets a caller observe of a running deployment (routes.platform.ts): its logs, health, and

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { PLAN_POLICIES } from '@shared/plans';
 
 import { queryInt } from '../../http/fields';
-import { Deployment, DeployRequest, ListQuery, SourceDeployRequest } from './schemas';
+import { DeployRequest, ListQuery, SourceDeployRequest } from './schemas';
+import { Deployment } from './schemas.responses';
 
 /**
  * The platform API's deployment bodies (routes.platform.ts): the compatibility API's schemas extended, never

@@ -6,7 +6,8 @@ import type { Principal } from '@shared/identity/service';
 
 import type { Next } from '../../mcp/tool';
 import type { DeploymentsContext } from './compose';
-import { Deployment, DeploymentIdParams } from './schemas';
+import { DeploymentIdParams } from './schemas';
+import { Deployment } from './schemas.responses';
 import { deploymentView } from './views';
 import { SETTLED } from './wait';
 

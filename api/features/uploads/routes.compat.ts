@@ -7,7 +7,7 @@ import { AppError } from '@shared/errors';
 import { principalOf } from '../../http/auth';
 import { multipartArchive } from '../../http/multipart';
 import { route, type RouteDef } from '../../http/routes';
-import { UploadResult } from '../deployments/schemas';
+import { UploadResult } from '../deployments/schemas.responses';
 import type { UploadsContext } from './compose';
 
 /** POST /compat/uploads/zip: the archive a source deploy names by uploadId. */
