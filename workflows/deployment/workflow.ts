@@ -24,9 +24,7 @@ import {
   destroyCommand,
   destroySignal,
   type EntityState,
-  type RedeployArgs,
   redeployCommand,
-  type ReleaseRef,
   rollbackCommand,
   scaleCommand,
   startCommand,
@@ -36,6 +34,15 @@ import type { DeploymentStatus } from '@shared/deployments/types';
 import { ignore } from '@shared/ignore';
 
 import { removeDeployment } from './activities';
+import {
+  COMMANDS_PER_RUN,
+  nothingToRunIn,
+  type Pending,
+  type Queued,
+  redeployArgsProblem,
+  rollbackTargetOf,
+  statusAfter,
+} from './command-rules';
 import type { Entity } from './entity';
 import { commandFailed, failureMessage, refuse, ReleaseFailed } from './failures';
 import { firstDeploy } from './first-deploy';
@@ -45,36 +52,6 @@ import { PATCHES } from './patches';
 import { ensureReleaseRecorded, replaceRelease } from './releases';
 import { showDetails, showResumed, showStatus } from './visibility';
 import { writes } from './writes';
-
-type Pending =
-  | { command: 'stop' | 'start' | 'destroy'; args?: undefined }
-  | { command: 'redeploy'; args: RedeployArgs }
-  | { command: 'scale'; args: { replicas: number; maxReplicas: number } }
-  | { command: 'rollback'; args: { revision?: number } };
-type Queued = Pending & { updateId: string; done(o: CommandOutcome): void; fail(err: unknown): void };
-
-/** Why a redeploy's arguments cannot be carried out: it needs a new env (names and their set), new code, or both. */
-function redeployArgsProblem(args: RedeployArgs | undefined): string | undefined {
-  if (!args || (args.envRef === undefined && args.source === undefined))
-    return 'A redeploy needs envVars (an object of strings), a new source, or both.';
-  if (args.envRef !== undefined && (typeof args.envRef !== 'string' || !Array.isArray(args.envNames)))
-    return 'A redeploy needs envVars (an object of strings).';
-  if (args.source !== undefined && !['image', 'upload', 'git'].includes(args.source?.type))
-    return 'A redeploy source is an image, an upload or a Git repository.';
-  return undefined;
-}
-
-/** One run executes at most this many commands, then continues as new (the server may suggest it sooner). */
-const COMMANDS_PER_RUN = 100;
-
-/** The status a command leaves when it succeeds: validators judge a command against those queued before it. */
-function statusAfter(p: Pending, s: DeploymentStatus): DeploymentStatus {
-  if (p.command === 'stop') return 'stopped';
-  if (p.command === 'scale')
-    return p.args.replicas === 0 ? (s === 'running' || s === 'stopped' ? 'stopped' : s) : 'running';
-  if (p.command === 'start' || p.command === 'redeploy' || p.command === 'rollback') return 'running';
-  return s;
-}
 
 /**
  * One deployment, from queued to destroyed (docs/architecture.md, "A deployment's lifecycle, as workflows"): the first
@@ -147,22 +124,8 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
   const destroying = () => showStatus(e, 'destroyed', 'destroyed; removing what it held from the engine');
 
   const kept = () => input.releasesKept ?? 10;
-  /** The release a rollback goes to, or why there is none. */
-  const rollbackTarget = (revision?: number): ReleaseRef | string => {
-    const serving = state.current?.revision;
-    if (revision === undefined) {
-      const r = state.releases.find((x) => x.healthy && x.revision !== serving);
-      return r ?? 'No earlier release of this deployment was healthy, so there is none to roll back to.';
-    }
-    if (revision === serving && state.current?.healthy)
-      return `Release ${revision} is the one serving already; name an earlier revision.`;
-    const r = state.releases.find((x) => x.revision === revision);
-    if (!r)
-      return `Release ${revision} is not among the last ${kept()} releases of this deployment (whose images are kept); list them with GET /deployments/{id}/releases.`;
-    return r.healthy ? r : `Release ${revision} never became ready; roll back to a release that did.`;
-  };
-  const nothingToRun = () =>
-    state.current ? undefined : 'Nothing of this deployment was ever built or pulled; create a new deployment instead.';
+  const rollbackTarget = (revision?: number) => rollbackTargetOf(state, kept(), revision);
+  const nothingToRun = () => nothingToRunIn(state);
 
   setHandler(stopCommand, () => enqueue({ command: 'stop' }), { validator: () => validate('stop') });
   setHandler(startCommand, () => enqueue({ command: 'start' }), { validator: () => validate('start') });
