@@ -11,6 +11,7 @@ import type { CheckpointRecord, Manifest, TurnEventType } from '@shared/builder/
 import type { TurnChanges, TurnError, TurnInput, TurnResult } from '@shared/contracts/builder-turn';
 import { AppError } from '@shared/errors';
 
+import { HISTORY_MESSAGES, systemPrompt } from './prompt';
 import { runTools, TOOLS } from './tools';
 
 export interface TurnActivityDeps {
@@ -30,8 +31,6 @@ export interface TurnActivityDeps {
   ) => Promise<void>;
 }
 
-/** How many earlier messages a turn sends along: the conversation, not the whole history. */
-const HISTORY = 30;
 /** Text deltas are stored in pieces of at most this age, so a token-per-chunk provider costs few writes. */
 const DELTA_FLUSH_MS = 40;
 
@@ -49,18 +48,6 @@ export interface StepResult {
   text: string;
   /** The model asked for tools and wants to go on. */
   more: boolean;
-}
-
-function system(files: Manifest): string {
-  const paths = Object.keys(files).sort();
-  const tree = paths.length ? paths.map((p) => `- ${p} (${files[p]!.size} bytes)`).join('\n') : '(no files yet)';
-  return [
-    "You build and change a web app's files for the user. The app's files now:",
-    tree,
-    'Change files only through the tools: write_file writes a whole file, delete_file and rename_file do what they say,',
-    'read_file shows a file before you change part of it. Paths are relative, /-separated. When done, answer in a few',
-    'sentences saying what you changed.',
-  ].join('\n');
 }
 
 /** The model steps and the ends of a builder turn (workflows/builder-turn), built from their dependencies. */
@@ -102,7 +89,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
     async beginTurn(turn: TurnInput): Promise<{ base: string | null; transcript: ChatMessage[] }> {
       const head = await store.head(turn.sessionId);
       const messageId = derivedUuid(turn.turnId, 'user');
-      const history = (await store.listMessages(turn.sessionId, HISTORY)).filter(
+      const history = (await store.listMessages(turn.sessionId, HISTORY_MESSAGES)).filter(
         (m) => !m.reverted && m._id !== messageId && m.content.trim() !== '',
       );
       await store.insertMessage({
@@ -164,7 +151,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         for await (const event of deps.ai.streamChat({
           ...creds,
           model: turn.model,
-          system: system(files),
+          system: systemPrompt(files),
           messages: input.transcript,
           tools: TOOLS,
           signal,
