@@ -148,15 +148,23 @@ export function createEngineLocal(deps: EngineLocalDeps) {
     ] as const)
       if (!Number.isSafeInteger(n) || n < 0) throw new TypeError(`${what} must be a non-negative integer`);
     const name = instanceName(spec.deploymentId, spec.revision, spec.replica);
-    const network = await ensureNetwork(spec.orgId);
-    let info = await inspectByName(name);
-    if (!info) {
-      // 409: an earlier attempt of this activity created it just now.
-      await create(spec, name, network).catch(settled(409));
-      info = await docker.getContainer(name).inspect();
-    }
-    if (!info.State.Running) {
-      await restart(info).catch(async (err: unknown) => {
+    // Independent engine calls side by side: every round trip here is on the deploy's path to its first answer.
+    const [network, existing] = await Promise.all([ensureNetwork(spec.orgId), inspectByName(name)]);
+    // A container made just now is stopped with its restart policy on: it is started without reading it back.
+    // 409: an earlier attempt of this activity made it; the state that attempt left is read.
+    const made =
+      !existing &&
+      (await create(spec, name, network).then(
+        () => true,
+        (err: unknown) => {
+          settled(409)(err);
+          return false;
+        },
+      ));
+    const info = made ? undefined : (existing ?? (await docker.getContainer(name).inspect()));
+    if (!info?.State.Running) {
+      const start = info ? () => restart(info) : () => docker.getContainer(name).start().catch(settled(304));
+      await start().catch(async (err: unknown) => {
         if (!networkGone(err)) throw err;
         // Its org network was removed meanwhile (a destroy that found it unused): make the container again on the
         // network ensured above; nothing of it is lost but an instance that never served.
