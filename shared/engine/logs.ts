@@ -17,16 +17,14 @@ export async function readContainerLogs(
   /** Epoch seconds: only lines written at or after it. */
   since?: number,
 ): Promise<LogLine[]> {
-  const raw = (await docker
-    .getContainer(containerId)
-    .logs({
-      stdout: true,
-      stderr: true,
-      tail,
-      timestamps: true,
-      follow: false,
-      ...(since ? { since } : {}),
-    })) as Buffer;
+  const raw = (await docker.getContainer(containerId).logs({
+    stdout: true,
+    stderr: true,
+    tail,
+    timestamps: true,
+    follow: false,
+    ...(since ? { since } : {}),
+  })) as Buffer;
   const text = { stdout: '', stderr: '' };
   const sink = (stream: keyof typeof text) => {
     const pass = new PassThrough();
