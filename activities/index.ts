@@ -18,6 +18,7 @@ import type { SalesStore } from '@shared/sales/store';
 import { createEnvSealer } from '@shared/secrets/deployment-env';
 import type { Vault } from '@shared/secrets/vault';
 import type { UploadStore } from '@shared/uploads/store';
+import { createVolumeStore } from '@shared/volumes/store';
 
 import { createBuilderGitActivities } from './builder-git';
 import { createBuilderTurnActivities } from './builder-turn';
@@ -26,9 +27,11 @@ import { createDeploymentActivities } from './deployment';
 import type { BuildDeps } from './deployment/build';
 import { createMetricsActivities } from './metrics';
 import { createEngineLocal, type EngineLocalDeps } from './providers/engine-local';
+import { createEngineVolumes } from './providers/engine-volumes';
 import { createReconcileActivities } from './reconcile';
 import { createSandboxActivities } from './sandbox';
 import { createUploadExpiryActivities } from './upload-expiry';
+import { createVolumeActivities } from './volume';
 import { createWebhookDeliveryActivities } from './webhook-delivery';
 
 export interface ActivityDeps {
@@ -43,7 +46,10 @@ export interface ActivityDeps {
   vault: Pick<Vault, 'revealForGit'>;
   /** Bounds one organisation's builds across workers (BUILD_CONCURRENCY_PER_ORG); per worker without it. */
   redis?: Redis;
-  /** The AI builder's records (sessions, checkpoints, turn events) and AI providers; without it no builder turn runs. */
+  /**
+   * The AI builder's records (sessions, checkpoints, turn events) and AI providers, and volumes' records; without it
+   * no builder turn and no volume workflow runs.
+   */
   db?: Db;
   config: BuildDeps['config'] &
     Pick<
@@ -70,6 +76,7 @@ export interface ActivityDeps {
       | 'SANDBOX_READY_TIMEOUT_S'
       | 'SANDBOX_INSTALL_TIMEOUT_S'
       | 'SANDBOX_IDLE_S'
+      | 'VOLUMES_DIR'
     >;
 }
 
@@ -147,6 +154,13 @@ export function createActivities(deps: ActivityDeps) {
       : {}),
     ...(deps.db
       ? createBuilderGitActivities({ db: deps.db, s3: deps.s3, vault: deps.vault, config: deps.config })
+      : {}),
+    // Persistent volumes: their storage on the engine's host, and their records.
+    ...(deps.db
+      ? createVolumeActivities({
+          storage: createEngineVolumes({ docker: deps.engine.docker, instance, dir: deps.config.VOLUMES_DIR }),
+          store: createVolumeStore(deps.db),
+        })
       : {}),
     ...createUploadExpiryActivities({ store: deps.uploads, s3: deps.s3, bucket: deps.config.S3_BUCKET }),
     ...createWebhookDeliveryActivities({ store: deps.sales, allowPrivateTargets: deps.allowPrivateWebhookTargets }),

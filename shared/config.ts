@@ -125,6 +125,20 @@ const schema = z.object({
       if (error) ctx.addIssue({ code: 'custom', message: error });
     }),
 
+  /**
+   * Where the worker keeps persistent volumes on the engine's host: one preallocated ext4 image per volume, loop-mounted
+   * beside it (activities/providers/engine-volumes.ts). The engine must see the same paths, so the worker runs on its
+   * host. `npm start` uses .data/volumes.
+   */
+  VOLUMES_DIR: z
+    .string()
+    .trim()
+    .default(path.resolve('.data', 'volumes'))
+    .refine(
+      (v) => path.isAbsolute(v) && path.normalize(v) === v && v !== '/',
+      'an absolute path, without . or .. parts',
+    ),
+
   // Rate limits (spec, "Limits"); raised only for benchmarks or by plan.
   RATE_LIMIT_COMPAT_WRITES_PER_HOUR: z.coerce.number().int().min(1).default(20),
   RATE_LIMIT_COMPAT_READS_PER_MIN: z.coerce.number().int().min(1).default(60),

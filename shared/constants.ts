@@ -23,6 +23,8 @@ export const LABELS = {
   revision: 'dev.slipway.revision',
   /** Replica index within the release (engine_local instances; absent on containers made before replicas: 0). */
   replica: 'dev.slipway.replica',
+  /** The persistent volume an engine volume stores (activities/providers/engine-volumes.ts). */
+  volumeId: 'dev.slipway.volume-id',
   /** Which Slipway instance made it: a reconciler removes only its own instance's objects (shared/instance.ts). */
   instance: 'dev.slipway.instance',
 } as const;

@@ -1,6 +1,7 @@
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 
+import { createEngineVolumes } from '@activities/providers/engine-volumes';
 import { ensureHostIsolation } from '@activities/providers/host-firewall';
 import { config, ConfigError } from '@shared/config';
 import { connectMongo } from '@shared/db/mongo';
@@ -39,6 +40,12 @@ async function main() {
       'host isolation of tenant containers is NOT installed: they can reach services of the engine host and private networks; install the rules by hand (README, "Tenant isolation")',
     );
   }
+  // A host restart unmounts every volume's image: mounted again before a container of ours needs one.
+  const docker = createDockerClient(cfg.DOCKER_HOST);
+  const remounted = await createEngineVolumes({ docker, instance: instanceId(cfg), dir: cfg.VOLUMES_DIR }).remountAll();
+  if (remounted.mounted > 0) log.info({ mounted: remounted.mounted }, 'volume images mounted again');
+  for (const f of remounted.failed)
+    log.warn(f, 'a volume image could not be mounted again; its containers cannot start');
   const database = await connectMongo(cfg.MONGODB_URL, cfg.MONGODB_DB);
   const connection = await NativeConnection.connect({
     address: cfg.TEMPORAL_ADDRESS,
@@ -60,7 +67,7 @@ async function main() {
     sales: createSalesStore(database.db),
     allowPrivateWebhookTargets: cfg.ALLOW_PRIVATE_WEBHOOK_TARGETS,
     engine: {
-      docker: createDockerClient(cfg.DOCKER_HOST),
+      docker,
       publicHost: cfg.ENGINE_PUBLIC_HOST,
       bindIp: cfg.ENGINE_BIND_IP,
       ...(cfg.EDGE_UPSTREAM_HOST ? { upstreamHost: cfg.EDGE_UPSTREAM_HOST } : {}),

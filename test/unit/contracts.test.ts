@@ -5,6 +5,7 @@ import { METRICS_WORKFLOWS } from '@shared/contracts/metrics';
 import { RECONCILE_WORKFLOW } from '@shared/contracts/reconcile';
 import { SANDBOX_WORKFLOW } from '@shared/contracts/sandbox';
 import { UPLOAD_EXPIRY_WORKFLOW } from '@shared/contracts/upload-expiry';
+import { VOLUME_WORKFLOW } from '@shared/contracts/volume';
 import { WEBHOOK_WORKFLOWS } from '@shared/contracts/webhook-delivery';
 
 import * as bundle from '../../workflows';
@@ -22,6 +23,7 @@ const CONTRACT_NAMES = [
   SANDBOX_WORKFLOW,
   RECONCILE_WORKFLOW,
   UPLOAD_EXPIRY_WORKFLOW,
+  VOLUME_WORKFLOW,
   ...Object.values(METRICS_WORKFLOWS),
   ...Object.values(WEBHOOK_WORKFLOWS),
 ];
