@@ -131,6 +131,9 @@ export function createEngineVolumes(deps: EngineVolumesDeps) {
       const p = checkRef(v);
       checkSizeGb(v.sizeGb);
       return locked(v.volumeId, async () => {
+        // Another installation's engine volume under this name fails the volume before any host space is taken.
+        const existing = await inspect(engineVolumeName(v.volumeId));
+        if (existing) checkOurs(existing, v.volumeId);
         await fs.mkdir(root, { recursive: true, mode: 0o700 });
         const size = await imageSizeGb(p);
         if (size === undefined) await makeImage(p, v.volumeId, v.sizeGb);

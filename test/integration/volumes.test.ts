@@ -211,6 +211,10 @@ describe('persistent volumes: sized storage on the engine host, made and deleted
       const failed = await settled(orgId, made);
       expect(failed).toMatchObject({ status: 'failed' });
       expect(failed!.error).toMatch(/belongs to another Slipway installation/);
+      // Refused before any of the host's disk was taken for it.
+      expect(await fs.readdir(root).catch(() => [])).not.toEqual(
+        expect.arrayContaining([expect.stringContaining(volumeId)]),
+      );
 
       const handle = h.temporal.workflow.getHandle(volumeWorkflowId(volumeId));
       expect(await handle.executeUpdate(deleteVolumeUpdate)).toEqual({ deleted: true });

@@ -95,12 +95,11 @@ export async function volumeWorkflow(input: VolumeWorkflowInput): Promise<void> 
   }
 
   setCurrentDetails(`**creating**\n\n${input.sizeGb} GB volume \`${volumeId}\` of org \`${input.orgId}\``);
-  try {
-    await ensureVolumeStorage({ volumeId, orgId: input.orgId, sizeGb: input.sizeGb });
-    await record('ready', null);
-  } catch (err) {
-    await record('failed', failureOf(err, volumeId, MADE_FALLBACK).message);
-  }
+  const failedToMake = await ensureVolumeStorage({ volumeId, orgId: input.orgId, sizeGb: input.sizeGb }).then(
+    () => null,
+    (err: unknown) => failureOf(err, volumeId, MADE_FALLBACK).message,
+  );
+  await record(failedToMake ? 'failed' : 'ready', failedToMake);
 
   for (;;) {
     await condition(() => deleteAsked);
@@ -121,6 +120,8 @@ export async function volumeWorkflow(input: VolumeWorkflowInput): Promise<void> 
       // Refused as in use: nothing was removed, so the volume is what it was. Otherwise part of it may be gone.
       if (lastFailure.type === VOLUME_FAILURES.inUse) await record(before.status, before.error);
       else await record('failed', lastFailure.message);
+      // Updates that came during this round have its answer: none of them asks for another.
+      deleteAsked = false;
       rounds++;
     }
   }
