@@ -273,9 +273,9 @@ describe('persistent volumes: sized storage on the engine host, made and deleted
   it('refuses a volume the host has no room for, before any of it exists, saying what is free', async () => {
     const small = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-volumes-small-'));
     await run('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', small]);
+    const tight = createEngineVolumes({ docker: h.docker, instance, dir: small });
+    const volumeId = randomUUID();
     try {
-      const tight = createEngineVolumes({ docker: h.docker, instance, dir: small });
-      const volumeId = randomUUID();
       const refused = await tight.ensure({ volumeId, orgId: 'org-1', sizeGb: 1 }).catch((err: unknown) => err);
       expect(refused).toBeInstanceOf(VolumeStorageError);
       expect(refused).toMatchObject({ fault: 'hostFull' });
@@ -283,6 +283,8 @@ describe('persistent volumes: sized storage on the engine host, made and deleted
       expect(await fs.readdir(path.join(small, instance))).toEqual([]);
       expect(await engineVolume(volumeId)).toBeUndefined();
     } finally {
+      // Whatever a failure left inside it goes first, or the small disk stays busy.
+      await tight.remove(volumeId);
       await run('umount', [small]);
       await fs.rmdir(small);
     }
