@@ -13,6 +13,7 @@ import {
   isMounted,
   makeImage,
   mountImage,
+  reallocateImage,
   removeFiles,
   unmountImage,
   type VolumePaths,
@@ -141,6 +142,12 @@ export function createEngineVolumes(deps: EngineVolumesDeps) {
           throw new VolumeStorageError(
             'sizeMismatch',
             `the volume's storage already exists with ${size} GB, not ${v.sizeGb} GB; delete the volume and create it again`,
+          );
+        else
+          await reallocateImage(p, v.sizeGb).catch(
+            ignore(
+              'a host without room for the few blocks ext4 gave back still mounts the volume; the next ensure tries again',
+            ),
           );
         if (!(await isMounted(p))) await mountImage(p);
         await ensureEngineVolume(v, p);
