@@ -52,6 +52,8 @@ describe('replay of histories recorded from earlier workflow code', () => {
         'webhook-outbox-sweep',
         'reconcile',
         'upload-expiry',
+        'volume-in-use-then-deleted',
+        'volume-failed-deleted',
       ]),
     );
   });
