@@ -1,9 +1,22 @@
-import { Connection, type OperatorService } from '@temporalio/client';
+import {
+  Connection,
+  isGrpcDeadlineError,
+  type OperatorService,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+} from '@temporalio/client';
 import type { SearchAttributeType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 
 import type { Config } from './config';
 import { SEARCH_ATTRIBUTES } from './constants';
+
+/**
+ * A call given up at the deadline its caller set (`withDeadline`): DEADLINE_EXCEEDED, or CANCELLED when the deadline
+ * fires while grpc-js has the call in flight, which the update API wraps as WorkflowUpdateRPCTimeoutOrCancelledError.
+ * Either way the workflow had not taken the update by then; only our wait ended.
+ */
+export const isWaitOver = (err: unknown): boolean =>
+  err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isGrpcDeadlineError(err);
 
 export function connectTemporal(cfg: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_API_KEY' | 'TEMPORAL_TLS'>) {
   return Connection.connect({

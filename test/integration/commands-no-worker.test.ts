@@ -37,3 +37,36 @@ describe('deployment commands while no worker runs', () => {
     }
   });
 });
+
+describe('deployment commands answered at the end of a short wait', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness(
+      'nowork-short',
+      { DEPLOYMENT_COMMAND_ACCEPT_WAIT_MS: '100', RATE_LIMIT_PLATFORM_PER_15MIN: '100000' },
+      { worker: false },
+    );
+  });
+  afterAll(() => h?.stop());
+
+  it('answers 202 however the wait ends, never 500', async () => {
+    // A wait that ends while the update call is in flight comes back CANCELLED, not DEADLINE_EXCEEDED: 2 of 80 such
+    // requests were answered 500 before. Pairs at once make the ending land at every point of the call.
+    const api = client(h, (await h.newOrg('pro')).token);
+    const created = await api.post<{ deploymentId: string }>('/compat/deploy', {
+      image: 'nginx:1.27',
+      name: 'short-wait',
+      port: 8080,
+    });
+    const id = created.body.deploymentId;
+    const statuses: Record<number, number> = {};
+    for (let i = 0; i < 60; i++) {
+      const answers = await Promise.all([
+        api.call('POST', `/platform/deployments/${id}/stop`, {}),
+        api.call('PATCH', `/platform/deployments/${id}/env`, { set: { A: String(i) } }),
+      ]);
+      for (const r of answers) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+    }
+    expect(statuses).toEqual({ 202: 120 });
+  }, 300_000);
+});

@@ -1,11 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import {
-  type Client,
-  isGrpcDeadlineError,
-  WorkflowNotFoundError,
-  WorkflowUpdateRPCTimeoutOrCancelledError,
-} from '@temporalio/client';
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 
 import {
   previewUrl,
@@ -20,6 +15,7 @@ import { sandboxWorkflowId, type SyncOutcome } from '@shared/contracts/sandbox';
 import { AppError } from '@shared/errors';
 import type { Principal } from '@shared/identity/service';
 import { PLAN_POLICIES } from '@shared/plans';
+import { isWaitOver } from '@shared/temporal';
 
 import type { BuilderService } from './service';
 
@@ -54,7 +50,7 @@ export function createSandboxService(deps: {
     try {
       return await deps.temporal.withDeadline(Date.now() + config.SANDBOX_SYNC_WAIT_S * 1000, wait);
     } catch (err) {
-      if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isGrpcDeadlineError(err)) return undefined;
+      if (isWaitOver(err)) return undefined;
       throw err;
     }
   }

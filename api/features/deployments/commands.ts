@@ -1,6 +1,5 @@
 import {
   type Client,
-  isGrpcDeadlineError,
   WorkflowClient,
   type WorkflowClientInterceptor,
   WorkflowNotFoundError,
@@ -32,6 +31,7 @@ import type { Principal } from '@shared/identity/service';
 import { PLAN_POLICIES } from '@shared/plans';
 import { currentRequestId } from '@shared/request-context';
 import type { EnvSealer } from '@shared/secrets/deployment-env';
+import { isWaitOver } from '@shared/temporal';
 
 import { ENV_LIMITS } from './schemas';
 
@@ -149,7 +149,7 @@ export function createDeploymentCommands(deps: {
       // Temporal holds the command for the workflow, which has not run it yet (no worker runs, or none has come to
       // it): the answer is the same 202, and the command's read says whether it ran or was refused once it did.
       // Sending it again with the same X-Request-Id is the same command.
-      if (isGrpcDeadlineError(err)) return { deployment: record, command: { id: updateId, name } };
+      if (isWaitOver(err)) return { deployment: record, command: { id: updateId, name } };
       if (err instanceof Refused) {
         throw new AppError('INVALID_REQUEST', err.message, {
           deploymentId: id,
