@@ -152,7 +152,7 @@ const schema = z.object({
   RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: z.coerce.number().int().min(1).default(10),
   /** MCP (/mcp and `slipway mcp`): calls per 5 minutes per token (the interface's default: 300). */
   RATE_LIMIT_MCP_PER_5MIN: z.coerce.number().int().min(1).default(300),
-  /** Multiplies every plan's live-deployment quota (benchmarks deploy more than a plan allows). */
+  /** Multiplies every plan's quotas: live deployments, volumes and their total size (benchmarks and fuzzers make more than a plan allows). */
   QUOTA_MULTIPLIER: z.coerce.number().int().min(1).default(1),
   /**
    * Rate limits and quotas in Redis (api/deployments/quota.ts). A quota slot taken for a deploy is a lease until its

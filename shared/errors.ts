@@ -52,6 +52,7 @@ const CODES = {
   SUBSCRIPTION_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   EVENT_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   AI_PROVIDER_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  VOLUME_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   SESSION_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   SHARE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   CHECKPOINT_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },

@@ -25,6 +25,12 @@ export const PERMISSIONS = [
   'audit.read',
   /** Add, change, test and remove the organisation's AI providers (their keys are org secrets): owners and admins. */
   'ai_provider.manage',
+  /** See the organisation's persistent volumes (and those of projects one may see). */
+  'volume.read',
+  /** Create a volume; inside a project, by the project role. */
+  'volume.create',
+  /** Delete a volume and the data on it. */
+  'volume.delete',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -48,6 +54,9 @@ export const PROJECT_PERMISSIONS = [
   'project.update',
   'project.delete',
   'project.members.manage',
+  'volume.read',
+  'volume.create',
+  'volume.delete',
 ] as const satisfies readonly Permission[];
 
 export type ProjectPermission = (typeof PROJECT_PERMISSIONS)[number];
@@ -62,7 +71,7 @@ export const PROJECT_ONLY_PERMISSIONS = [
   'project.members.manage',
 ] as const satisfies readonly ProjectPermission[];
 
-const READ: Permission[] = ['deployment.read', 'deployment.logs', 'project.read'];
+const READ: Permission[] = ['deployment.read', 'deployment.logs', 'project.read', 'volume.read'];
 
 /**
  * Org role → permissions. For a resource inside a project the org role is a ceiling and the project role decides
@@ -83,6 +92,8 @@ export const ORG_ROLE_PERMISSIONS: Record<OrgRole, readonly Permission[]> = {
     'token.manage',
     'secret.manage',
     'secret.use',
+    'volume.create',
+    'volume.delete',
   ],
   // A viewer may hold a token naming any scope; the role still refuses what it cannot do.
   viewer: [...READ, 'token.manage'],
@@ -91,8 +102,17 @@ export const ORG_ROLE_PERMISSIONS: Record<OrgRole, readonly Permission[]> = {
 /** Project role → permissions inside that project. Org owners and admins act as project admins everywhere. */
 export const PROJECT_ROLE_PERMISSIONS: Record<ProjectRole, readonly ProjectPermission[]> = {
   admin: PROJECT_PERMISSIONS,
-  developer: ['deployment.read', 'deployment.logs', 'deployment.create', 'deployment.manage', 'project.read'],
-  viewer: ['deployment.read', 'deployment.logs', 'project.read'],
+  developer: [
+    'deployment.read',
+    'deployment.logs',
+    'deployment.create',
+    'deployment.manage',
+    'project.read',
+    'volume.read',
+    'volume.create',
+    'volume.delete',
+  ],
+  viewer: ['deployment.read', 'deployment.logs', 'project.read', 'volume.read'],
 };
 
 /** The org roles that act as admin of every project of their organisation. */

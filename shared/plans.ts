@@ -9,6 +9,8 @@ export interface PlanPolicy {
   limits: { memoryMb: number; cpus: number; pids: number };
   /** Instances one deployment may run (`scale`); each has the per-container limits. */
   maxReplicas: number;
+  /** Persistent volumes the organisation may hold, and their sizes added up. */
+  volumes: { maxCount: number; maxTotalGb: number };
 }
 
 export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
@@ -17,17 +19,20 @@ export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
     maxLiveDeployments: 3,
     limits: { memoryMb: 256, cpus: 0.5, pids: 256 },
     maxReplicas: 2,
+    volumes: { maxCount: 2, maxTotalGb: 5 },
   },
   pro: {
     providers: ['engine_local', 'cloud_a_run', 'cloud_b_container_apps', 'cloud_c_ecs_fargate'],
     maxLiveDeployments: 50,
     limits: { memoryMb: 1024, cpus: 1, pids: 1024 },
     maxReplicas: 5,
+    volumes: { maxCount: 20, maxTotalGb: 100 },
   },
   enterprise: {
     providers: ['engine_local', 'cloud_a_run', 'cloud_b_container_apps', 'cloud_c_ecs_fargate'],
     maxLiveDeployments: 1000,
     limits: { memoryMb: 4096, cpus: 2, pids: 4096 },
     maxReplicas: 20,
+    volumes: { maxCount: 200, maxTotalGb: 2000 },
   },
 };

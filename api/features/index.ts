@@ -9,6 +9,7 @@ import { secretsFeature } from './secrets';
 import { tokensFeature } from './tokens';
 import { uploadsFeature } from './uploads';
 import { usersFeature } from './users';
+import { volumesFeature } from './volumes';
 
 /**
  * Every feature, once, in composition order: the origins, the OpenAPI document and the MCP tool list follow it, and
@@ -24,4 +25,5 @@ export const FEATURES = featureList()
   .add(projectsFeature)
   .add(usersFeature)
   .add(aiProvidersFeature)
-  .add(builderFeature);
+  .add(builderFeature)
+  .add(volumesFeature);

@@ -27,9 +27,14 @@ export function createVolumeStore(db: Db) {
     /** The org's volume, or null: another organisation's volume reads as absent. */
     get: (orgId: string, volumeId: string) => guard('volumes.get', () => volumes.findOne({ _id: volumeId, orgId })),
 
-    /** By name; `projectId` narrows the list to that project's volumes. */
-    async list(orgId: string, q: { limit: number; offset: number; projectId?: string }) {
-      const filter: Filter<VolumeRecord> = { orgId, ...(q.projectId ? { projectId: q.projectId } : {}) };
+    /**
+     * By name; `projectId` narrows the list to that project's volumes, `visibleProjects` to the organisation's own
+     * and those projects' (a caller below org admin sees the projects it belongs to).
+     */
+    async list(orgId: string, q: { limit: number; offset: number; projectId?: string; visibleProjects?: string[] }) {
+      const filter: Filter<VolumeRecord> = { orgId };
+      if (q.projectId) filter.projectId = q.projectId;
+      if (q.visibleProjects) filter.$or = [{ projectId: null }, { projectId: { $in: q.visibleProjects } }];
       const [items, total] = await Promise.all([
         guard('volumes.list', () =>
           volumes.find(filter).sort({ name: 1, _id: 1 }).skip(q.offset).limit(q.limit).toArray(),

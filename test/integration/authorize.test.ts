@@ -35,6 +35,7 @@ interface World {
   /** A fresh project; `member` joins it with that role (a destructive probe spends one per case). */
   newProject(member?: Member): Promise<string>;
   newDeployment(projectId?: string): Promise<string>;
+  newVolume(projectId?: string): Promise<string>;
 }
 /**
  * A real route that needs exactly `permission`, and the status it answers once access is granted (a refusal of the
@@ -111,11 +112,34 @@ const PROBES: Record<Permission, Probe> = {
   'user.manage': { call: async () => ({ method: 'GET', path: '/platform/users' }), granted: 200 },
   'audit.read': { call: async () => ({ method: 'GET', path: '/platform/audit' }), granted: 200 },
   'ai_provider.manage': { call: async () => ({ method: 'GET', path: '/platform/ai-providers' }), granted: 200 },
+  'volume.read': {
+    call: async (w, p) => ({
+      method: 'GET',
+      path: p ? `/platform/volumes/${await w.newVolume(w.projectId)}` : '/platform/volumes',
+    }),
+    granted: 200,
+  },
+  'volume.create': {
+    call: async (w, p) => ({
+      method: 'POST',
+      path: '/platform/volumes',
+      body: { sizeGb: 'large', ...(p ? { projectId: w.projectId } : {}) },
+    }),
+    granted: 400,
+  },
+  'volume.delete': {
+    call: async (w, p) => ({
+      method: 'DELETE',
+      path: `/platform/volumes/${p ? await w.newVolume(w.projectId) : unknownId}`,
+    }),
+    granted: 0, // 202 inside the project, 404 for the unknown ID: see grantedOf
+  },
 };
 
 const grantedOf = (permission: Permission, inProject: boolean) => {
   const g = PROBES[permission].granted;
   if (g !== 0) return g;
+  if (permission === 'volume.delete') return inProject ? 202 : 404;
   return permission === 'deployment.manage' ? (inProject ? 204 : 404) : inProject ? 200 : 404;
 };
 
@@ -182,6 +206,8 @@ describe('authorize: the permission table and the behaviour agree, route by rout
         RATE_LIMIT_COMPAT_WRITES_PER_HOUR: '100000',
         RATE_LIMIT_PLATFORM_PER_15MIN: '100000',
         RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: '100000',
+        // No worker runs: a volume's delete is answered after this wait.
+        DEPLOYMENT_COMMAND_ACCEPT_WAIT_MS: '500',
       },
       { worker: false },
     );
@@ -207,7 +233,16 @@ describe('authorize: the permission table and the behaviour agree, route by rout
       if (r.status !== 202) throw new Error(`deploying answered ${r.status}: ${JSON.stringify(r.body)}`);
       return r.body.deploymentId as string;
     };
-    w = { owner, projectId: await newProject(), newProject, newDeployment };
+    const newVolume = async (projectId?: string) => {
+      const r = await owner.post<{ data: { id: string } }>('/platform/volumes', {
+        name: `v-${randomUUID().slice(0, 8)}`,
+        sizeGb: 1,
+        ...(projectId ? { projectId } : {}),
+      });
+      if (r.status !== 201) throw new Error(`creating a volume answered ${r.status}: ${JSON.stringify(r.body)}`);
+      return r.body.data.id;
+    };
+    w = { owner, projectId: await newProject(), newProject, newDeployment, newVolume };
   });
   afterAll(() => h?.stop());
 

@@ -102,6 +102,11 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       ok(await a.post<{ data: Body }>('/platform/projects', { name: 'a-project' }), 'project').data as Body
     ).id as string;
 
+    const volumeId = (
+      ok(await a.post<{ data: Body }>('/platform/volumes', { name: 'a-data', sizeGb: 1, projectId }), 'volume')
+        .data as Body
+    ).id as string;
+
     // The AI builder: a provider, a session with a checkpoint and a share in A's project; B's own project to remix into.
     const builderProjects = createProjectStore(h.db);
     const builderProject = async (orgId: string, userId: string) => {
@@ -174,6 +179,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       '/platform/projects': projectId,
       '/platform/projects/{id}/members': orgA.userId,
       '/platform/users': orgA.userId,
+      '/platform/volumes': volumeId,
     };
     // Bodies that point at A's resources, where a route takes one.
     const bodyFor: Record<string, unknown> = {
@@ -207,6 +213,8 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       'POST /platform/projects/{id}/members': { userId: orgA.userId, role: 'viewer' },
       'PATCH /platform/projects/{id}/members/{userId}': { role: 'viewer' },
       'PATCH /platform/users/{id}': { role: 'viewer' },
+      // A's project through B's own volume.
+      'POST /platform/volumes': { name: 'b-steal', sizeGb: 1, projectId },
       // A's Git token and A's user through B's own resources.
       'POST /platform/projects': {
         name: 'b-steal',
@@ -239,7 +247,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       projectId,
       orgA.userId,
     ];
-    aIds.push(providerId, sessionId, checkpointId, slug);
+    aIds.push(providerId, sessionId, checkpointId, slug, volumeId);
 
     const doc = (await (await fetch(`${h.baseUrl}/openapi.json`)).json()) as Doc;
     const swept: string[] = [];
@@ -298,6 +306,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
 
     // Everything of A's is still there and unchanged.
     expect((await a.get<Body>(`/compat/deployments/${deploymentId}`)).status).toBe(200);
+    expect((await a.get<Body>(`/platform/volumes/${volumeId}`)).status).toBe(200);
     expect(
       (await a.get<{ data: { id: string; revokedAt: string | null }[] }>('/platform/tokens')).body.data,
     ).toContainEqual(expect.objectContaining({ id: tokenId, revokedAt: null }));

@@ -26,8 +26,16 @@ describe('the permissions table', () => {
   });
 
   it('lets a viewer read and manage its own tokens, and change nothing else', () => {
-    expect(ORG_ROLE_PERMISSIONS.viewer).toEqual(['deployment.read', 'deployment.logs', 'project.read', 'token.manage']);
+    expect(ORG_ROLE_PERMISSIONS.viewer).toEqual([
+      'deployment.read',
+      'deployment.logs',
+      'project.read',
+      'volume.read',
+      'token.manage',
+    ]);
     expect(roleAllows('viewer', 'deployment.create')).toBe(false);
+    expect(roleAllows('viewer', 'volume.create')).toBe(false);
+    expect(roleAllows('viewer', 'volume.delete')).toBe(false);
     expect(roleAllows('viewer', 'secret.use')).toBe(false);
   });
 
