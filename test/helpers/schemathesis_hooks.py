@@ -61,13 +61,16 @@ REFUSALS_NO_SCHEMA_STATES = [
     # A builder save names each path once: uniqueItems compares whole items, and two files with one path and
     # different contents are different items; no JSON Schema keyword makes one property unique across an array.
     ("each path once", "one property unique across an array's items", "PUT /platform/builder/sessions/{id}/files"),
-    # A project always keeps an admin: demoting one is valid unless it is the last, which the members decide.
-    ("is the last admin of project", "whether other admins exist is the project's members", "PATCH /platform/projects/{id}/members/{userId}"),
+    # A project always keeps an admin: demoting or removing one is valid unless it is the last, which the members
+    # decide (a project the run created has its creator as its only admin).
+    ("is the last admin of project", "whether other admins exist is the project's members", "PATCH /platform/projects/{id}/members/{userId}", "DELETE /platform/projects/{id}/members/{userId}"),
     # Removing a variable names one the deployment has: its stored environment decides, which no request carries.
     ("so there is nothing to remove", "whether a variable is set is the deployment's stored environment", "PATCH /platform/deployments/{id}/env"),
     # A metrics window holds at most 1,440 points: (to - from) / step relates three parameters, which JSON Schema
     # cannot compare.
     ("points; at most", "(to - from) / step relates three parameters", "GET /platform/deployments/{id}/container-metrics/history"),
+    # A project is deleted without force only when it holds no live deployment: its deployments decide.
+    ("live deployment", "whether the project holds live deployments is stored state", "DELETE /platform/projects/{id}"),
     # A change is checked on the project as it will be: without repoUrl in the body, whether one is stored decides.
     ("gitTokenSecretId needs the repoUrl", "the project's stored repoUrl", "PUT /platform/projects/{id}"),
 ]
