@@ -7,11 +7,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
+import { createEngineVolumes } from '@activities/providers/engine-volumes';
+import { LABELS } from '@shared/constants';
 import { instanceId } from '@shared/instance';
 import { PERMISSIONS } from '@shared/permissions';
 
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
+import { buildFixtureImage } from '../helpers/images';
 import { readResult } from '../helpers/mcp';
 
 type Body = Record<string, unknown>;
@@ -227,6 +230,44 @@ describe('persistent volumes: the api with a worker', () => {
     await eventually(
       async () => ((await api.get(`/platform/volumes/${again.body.data.id}`)).status === 404 ? true : undefined),
       'the second volume gone',
+    );
+  });
+
+  it('deletes on a later request after one refused while a container still mounted it', async () => {
+    const org = await h.newOrg('pro');
+    const api = client(h, org.token);
+    const { id } = (await api.post<VolumeBody>('/platform/volumes', { name: 'in-use', sizeGb: 1 })).body.data;
+    await eventually(async () => {
+      const r = await api.get<VolumeBody>(`/platform/volumes/${id}`);
+      return r.body.data.status === 'ready' ? true : undefined;
+    }, 'the volume ready');
+    const storage = createEngineVolumes({ docker: h.docker, instance: instanceId(h.config), dir });
+    const container = await h.docker.createContainer({
+      Image: await buildFixtureImage(h.docker, 'hello'),
+      Entrypoint: ['/bin/busybox'],
+      Cmd: ['true'],
+      Labels: { [LABELS.orgId]: org.orgId },
+      HostConfig: { NetworkMode: 'none', Mounts: [storage.mountSpec({ volumeId: id, orgId: org.orgId }, '/data')] },
+    });
+    try {
+      const first = await api.call('DELETE', `/platform/volumes/${id}`, undefined, { 'x-request-id': `del-${id}-1` });
+      expect(first.status).toBe(202);
+      // The workflow refused it: the container still names the volume.
+      const refused = await h.temporal.workflow
+        .getHandle(`volume/${id}`)
+        .getUpdateHandle(`delete:del-${id}-1`)
+        .result()
+        .catch((err: unknown) => err);
+      expect(String((refused as Error).cause ?? refused)).toMatch(/still mounted by container/);
+      expect((await api.get<VolumeBody>(`/platform/volumes/${id}`)).body.data.status).toBe('ready');
+    } finally {
+      await container.remove({ force: true });
+    }
+    const second = await api.call('DELETE', `/platform/volumes/${id}`, undefined, { 'x-request-id': `del-${id}-2` });
+    expect(second.status).toBe(202);
+    await eventually(
+      async () => ((await api.get(`/platform/volumes/${id}`)).status === 404 ? true : undefined),
+      'the volume gone after the second delete',
     );
   });
 });

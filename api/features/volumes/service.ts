@@ -20,6 +20,7 @@ import type { Principal } from '@shared/identity/service';
 import type { KeyedLock } from '@shared/locks';
 import { PLAN_POLICIES } from '@shared/plans';
 import type { ProjectStore } from '@shared/projects/store';
+import { currentRequestId } from '@shared/request-context';
 import { isWaitOver } from '@shared/temporal';
 import type { VolumeStore } from '@shared/volumes/store';
 import type { VolumeRecord } from '@shared/volumes/types';
@@ -151,7 +152,9 @@ export function createVolumeService(deps: VolumeServiceDeps) {
       const ask = () =>
         deps.temporal.workflow.withDeadline(new Date(Date.now() + deps.acceptWaitMs), () =>
           deps.temporal.workflow.getHandle(volumeWorkflowId(id)).startUpdate(deleteVolumeUpdate, {
-            updateId: `delete:${id}`,
+            // The request's ID: a retried request is the same delete, a new request a new one. One ID per volume
+            // would make every later delete the first one again, which Temporal answers without running it.
+            updateId: `delete:${currentRequestId() ?? randomUUID()}`,
             waitForStage: WorkflowUpdateStage.ACCEPTED,
           }),
         );
