@@ -2,6 +2,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Db } from 'mongodb';
 
 import type { Config } from '@shared/config';
+import type { EnvRefResolver } from '@shared/deployments/attachments';
 import type { LogStore } from '@shared/deployments/logs-store';
 import { createStatusModel, modelledReleases } from '@shared/deployments/read-model';
 import {
@@ -48,9 +49,14 @@ export interface ActivityDeps {
   redis?: Redis;
   /**
    * The AI builder's records (sessions, checkpoints, turn events) and AI providers, and volumes' records; without it
-   * no builder turn and no volume workflow runs.
+   * no builder turn and no volume workflow runs, and no release mounts a volume.
    */
   db?: Db;
+  /**
+   * Reads the values of deployments' environment references (a database's connection URL) as their containers
+   * start; without it a release that has references fails to start, saying so.
+   */
+  envRefs?: EnvRefResolver;
   config: BuildDeps['config'] &
     Pick<
       Config,
@@ -95,9 +101,14 @@ export function createActivities(deps: ActivityDeps) {
   const logs = announcingLogs(deps.logs, feed);
   const env = createEnvSealer(deps.config.SECRETS_KEY);
   const edge = { router: edgeRouterFromConfig(deps.config), ...edgeAddressing(deps.config) };
+  const volumeStorage =
+    deps.db && createEngineVolumes({ docker: deps.engine.docker, instance, dir: deps.config.VOLUMES_DIR });
+  const volumeStore = deps.db && createVolumeStore(deps.db);
   return {
     ...createDeploymentActivities({
       ...deps,
+      attachments: deps.store.attachments,
+      ...(volumeStorage && volumeStore ? { volumes: { store: volumeStore, storage: volumeStorage } } : {}),
       logs,
       store: announcingStatus(deps.store, feed, model),
       releases: modelledReleases(deps.store.releases, model),
@@ -156,12 +167,7 @@ export function createActivities(deps: ActivityDeps) {
       ? createBuilderGitActivities({ db: deps.db, s3: deps.s3, vault: deps.vault, config: deps.config })
       : {}),
     // Persistent volumes: their storage on the engine's host, and their records.
-    ...(deps.db
-      ? createVolumeActivities({
-          storage: createEngineVolumes({ docker: deps.engine.docker, instance, dir: deps.config.VOLUMES_DIR }),
-          store: createVolumeStore(deps.db),
-        })
-      : {}),
+    ...(volumeStorage && volumeStore ? createVolumeActivities({ storage: volumeStorage, store: volumeStore }) : {}),
     ...createUploadExpiryActivities({ store: deps.uploads, s3: deps.s3, bucket: deps.config.S3_BUCKET }),
     ...createWebhookDeliveryActivities({ store: deps.sales, allowPrivateTargets: deps.allowPrivateWebhookTargets }),
   };

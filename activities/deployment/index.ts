@@ -1,3 +1,5 @@
+import type { AttachmentStore } from '@shared/deployments/attachments';
+
 import type { EngineLocal } from '../providers/engine-local';
 import { type BuildDeps, createBuildActivities } from './build';
 import { createLegacyActivities } from './legacy';
@@ -9,15 +11,26 @@ import { createReleaseActivities, type ReleaseActivityDeps } from './releases';
  * first deploy that recorded histories still take (legacy.ts).
  */
 export function createDeploymentActivities(
-  deps: Omit<ReleaseActivityDeps, 'provider'> & { engine: EngineLocal; build: BuildDeps },
+  deps: Omit<ReleaseActivityDeps, 'provider' | 'attachments'> & {
+    engine: EngineLocal;
+    build: BuildDeps;
+    attachments: Pick<AttachmentStore, 'listByDeployment' | 'removeAllOf'>;
+  },
 ) {
   const { engine } = deps;
   return {
     ...createReleaseActivities({ ...deps, provider: engine }),
     ...createBuildActivities(deps.build),
     ...createLegacyActivities(deps),
-    /** Every container, built image and (when unused) network of the deployment: its destroy. */
-    removeDeployment: (deploymentId: string) => engine.destroy(deploymentId),
+    /**
+     * Every container, built image and (when unused) network of the deployment: its destroy. Its attachments go
+     * last, once no container mounts its volumes: the volumes and their data stay, free to attach elsewhere.
+     */
+    async removeDeployment(deploymentId: string) {
+      const removed = await engine.destroy(deploymentId);
+      await deps.attachments.removeAllOf(deploymentId);
+      return removed;
+    },
   };
 }
 

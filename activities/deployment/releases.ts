@@ -3,6 +3,13 @@ import { createHmac } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 
 import { secretsKeyBytes } from '@shared/config';
+import {
+  type AttachmentStore,
+  type EnvRefResolver,
+  releaseAttachments,
+  type ReleaseEnvRef,
+  type ReleaseMount,
+} from '@shared/deployments/attachments';
 import type { LogStore } from '@shared/deployments/logs-store';
 import {
   releaseId,
@@ -18,8 +25,10 @@ import { EdgeHostTakenError, type EdgeRouter } from '@shared/edge/router';
 import { deploymentHost, deploymentUrl, EdgeInputError } from '@shared/edge/routes';
 import type { Sealed } from '@shared/secrets/box';
 import type { EnvSealer } from '@shared/secrets/deployment-env';
+import type { VolumeStore } from '@shared/volumes/store';
 
-import type { DeploymentProvider, InstanceSpec } from '../providers/provider';
+import type { EngineVolumes } from '../providers/engine-volumes';
+import type { DeploymentProvider, InstanceFilter, InstanceSpec } from '../providers/provider';
 
 /** Where a new release's environment comes from: never the values themselves, only where they are sealed. */
 export type EnvSource =
@@ -43,6 +52,15 @@ export interface NewRelease {
   /** What the image was made from; absent, `sourceOf` names the release whose source this one carries on. */
   source?: ReleaseSource;
   sourceOf?: number;
+}
+
+/** What the workflow remembers of a release it made: no env value, and its volumes by ID (one writer each). */
+export interface CreatedRelease {
+  revision: number;
+  imageId: string;
+  envNames: string[];
+  /** Absent from releases made before attachments. */
+  volumes?: string[];
 }
 
 /** What the edge router should do with a deployment's stable address (docs/architecture.md, "Edge router"). */
@@ -75,13 +93,26 @@ export interface ReleaseActivityDeps {
   config: { SECRETS_KEY?: string | undefined };
   /** Absent until an edge router is configured: a deployment's url is then its first instance's own address. */
   edge?: EdgeDeps;
+  /** The deployment's attachments, which a new release copies (volumes mounted, environment references). */
+  attachments: Pick<AttachmentStore, 'listByDeployment'>;
+  /** Volumes' records and storage; without them a release that mounts a volume fails to start, saying so. */
+  volumes?: { store: Pick<VolumeStore, 'get'>; storage: Pick<EngineVolumes, 'ensure' | 'mountSpec'> };
+  /** Reads environment references' values; without one a release that has references fails to start, saying so. */
+  envRefs?: EnvRefResolver;
 }
+
+/** The failure types a release's attachments fail its start with (non-retryable: a retry changes none of them). */
+export const ATTACHMENT_FAILURES = {
+  volumeUnavailable: 'VolumeUnavailable',
+  envRefUnresolved: 'EnvRefUnresolved',
+} as const;
 
 /**
  * MongoDB writes of the deployment workflow (status, releases), and the instance starts that read the sealed env
  * values themselves: the workflow only ever names a release, the activity opens its values.
  */
-export function createReleaseActivities({ store, releases, logs, provider, env, config, edge }: ReleaseActivityDeps) {
+export function createReleaseActivities(deps: ReleaseActivityDeps) {
+  const { store, releases, logs, provider, env, config, edge } = deps;
   const hashKey = (config.SECRETS_KEY && secretsKeyBytes(config.SECRETS_KEY)) || Buffer.from('slipway-config-hash');
 
   async function record(deploymentId: string): Promise<DeploymentRecord> {
@@ -120,16 +151,75 @@ export function createReleaseActivities({ store, releases, logs, provider, env, 
   }
 
   /** A digest of everything that makes the release behave: keyed, so it reveals nothing about the values. */
-  function configHash(r: NewRelease, d: Pick<DeploymentRecord, '_id' | 'orgId'>, envSealed?: Sealed): string {
-    const values = envSealed ? env.open({ ...d, envSealed }) : {};
+  function configHash(
+    r: NewRelease,
+    values: Record<string, string>,
+    attached: { mounts: ReleaseMount[]; envRefs: ReleaseEnvRef[] },
+  ): string {
     const canonical = JSON.stringify({
       imageId: r.imageId,
       port: r.port,
       env: Object.keys(values)
         .sort()
         .map((k) => [k, values[k]]),
+      // Only when there are any: a release without attachments hashes as it did before they existed.
+      ...(attached.mounts.length ? { mounts: attached.mounts } : {}),
+      ...(attached.envRefs.length ? { envRefs: attached.envRefs } : {}),
     });
     return `hmac-sha256:${createHmac('sha256', hashKey).update(canonical).digest('hex')}`;
+  }
+
+  /** The release's volumes as the engine mounts them, each one's storage ensured on this host first. */
+  async function mountsFor(orgId: string, mounts: ReleaseMount[]) {
+    if (!mounts.length) return [];
+    const { volumes } = deps;
+    if (!volumes)
+      throw ApplicationFailure.nonRetryable(
+        'this release mounts a volume, but this worker has no volume storage configured; the operator must give the worker its database',
+        ATTACHMENT_FAILURES.volumeUnavailable,
+      );
+    const specs = [];
+    for (const m of mounts) {
+      const volume = await volumes.store.get(orgId, m.volumeId);
+      if (!volume || volume.status !== 'ready')
+        throw ApplicationFailure.nonRetryable(
+          `volume ${m.volumeId} (mounted at ${m.mountPath}) is ${volume ? volume.status : 'gone'}, so this release cannot start; detach it (DELETE /deployments/{id}/volumes/${m.volumeId}) or wait until it is ready`,
+          ATTACHMENT_FAILURES.volumeUnavailable,
+        );
+      const ref = { volumeId: volume._id, orgId: volume.orgId };
+      await volumes.storage.ensure({ ...ref, sizeGb: volume.sizeGb });
+      specs.push(volumes.storage.mountSpec(ref, m.mountPath));
+    }
+    return specs;
+  }
+
+  /**
+   * The values of the release's references, from the resolver. Nothing of them is logged or returned to the workflow;
+   * a resolver's own failure is passed on by its type and message only when it is ours to word (non-retryable).
+   */
+  async function resolveEnvRefs(orgId: string, deploymentId: string, revision: number, refs: ReleaseEnvRef[]) {
+    if (!refs.length) return {};
+    const names = refs.map((r) => r.name).join(', ');
+    if (!deps.envRefs)
+      throw ApplicationFailure.nonRetryable(
+        `release ${revision} reads ${names} from other resources, but this worker cannot resolve such references; the operator must configure it (or unlink them and redeploy)`,
+        ATTACHMENT_FAILURES.envRefUnresolved,
+      );
+    let values: Record<string, string>;
+    try {
+      values = await deps.envRefs(orgId, deploymentId, refs);
+    } catch (err) {
+      if (err instanceof ApplicationFailure) throw err;
+      // Transient (a database not answering): retried; the driver's text is kept out, as it could quote a value.
+      throw new Error(`reading the values of ${names} failed (${err instanceof Error ? err.name : 'unknown error'})`);
+    }
+    const missing = refs.filter((r) => typeof values[r.name] !== 'string').map((r) => r.name);
+    if (missing.length)
+      throw ApplicationFailure.nonRetryable(
+        `no value could be read for ${missing.join(', ')}; check the resources they refer to exist and are ready, or unlink them`,
+        ATTACHMENT_FAILURES.envRefUnresolved,
+      );
+    return Object.fromEntries(refs.map((r) => [r.name, values[r.name]!]));
   }
 
   return {
@@ -153,10 +243,15 @@ export function createReleaseActivities({ store, releases, logs, provider, env, 
     },
 
     /** Inserts the release (idempotent on its revision); returns what the workflow remembers of it. */
-    async createRelease(r: NewRelease): Promise<{ revision: number; imageId: string; envNames: string[] }> {
-      const { envNames, envSealed } = await envFor(r);
+    async createRelease(r: NewRelease): Promise<CreatedRelease> {
+      const { envNames: named, envSealed } = await envFor(r);
       const source = await sourceFor(r);
-      const d = { _id: r.deploymentId, orgId: r.orgId };
+      const values = envSealed ? env.open({ _id: r.deploymentId, orgId: r.orgId, envSealed }) : {};
+      // The attachments as they are now: a rollback too keeps the deployment's current volumes and references.
+      const attached = releaseAttachments(await deps.attachments.listByDeployment(r.deploymentId));
+      // An earlier release's names include its references; what is sealed is what is plain.
+      const plain = envSealed ? Object.keys(values) : named;
+      const envNames = [...new Set([...plain, ...attached.envRefs.map((x) => x.name)])].sort();
       const release: ReleaseRecord = {
         _id: releaseId(r.deploymentId, r.revision),
         deploymentId: r.deploymentId,
@@ -165,9 +260,11 @@ export function createReleaseActivities({ store, releases, logs, provider, env, 
         image: r.image,
         imageId: r.imageId,
         port: r.port,
-        configHash: configHash(r, d, envSealed),
-        envNames: [...envNames].sort(),
+        configHash: configHash(r, values, attached),
+        envNames,
         ...(envSealed ? { envSealed } : {}),
+        mounts: attached.mounts,
+        envRefs: attached.envRefs,
         trigger: r.trigger,
         ...(r.rollbackOf !== undefined ? { rollbackOf: r.rollbackOf } : {}),
         ...(source ? { source } : {}),
@@ -175,24 +272,52 @@ export function createReleaseActivities({ store, releases, logs, provider, env, 
         status: 'starting',
       };
       const stored = await releases.insert(release);
-      return { revision: stored.revision, imageId: stored.imageId, envNames: stored.envNames };
+      return {
+        revision: stored.revision,
+        imageId: stored.imageId,
+        envNames: stored.envNames,
+        volumes: (stored.mounts ?? []).map((m) => m.volumeId),
+      };
     },
     async setReleaseStatus(input: { deploymentId: string; revision: number; status: ReleaseStatus }) {
       await releases.setStatus(input.deploymentId, input.revision, input.status, new Date());
     },
 
     prepareImage: (image: string, orgId: string) => provider.prepareImage(image, orgId),
-    /** Starts one replica of a release with the release's own env, opened here and nowhere else. */
-    async startInstance(spec: Omit<InstanceSpec, 'env'>) {
+    /**
+     * Starts one replica of a release with the release's own env, opened here and nowhere else, its references'
+     * values read here too, and its volumes mounted.
+     */
+    async startInstance(spec: Omit<InstanceSpec, 'env' | 'mounts'>) {
       const release = await releases.get(spec.deploymentId, spec.revision);
       const sealedBy = release ?? (await record(spec.deploymentId));
       const values = env.open({ _id: spec.deploymentId, orgId: spec.orgId, ...pickSealed(sealedBy) });
-      return provider.startInstance({ ...spec, env: values });
+      const referenced = await resolveEnvRefs(spec.orgId, spec.deploymentId, spec.revision, release?.envRefs ?? []);
+      const mounts = await mountsFor(spec.orgId, release?.mounts ?? []);
+      return provider.startInstance({
+        ...spec,
+        env: { ...values, ...referenced },
+        ...(mounts.length ? { mounts } : {}),
+      });
     },
     waitInstanceReady: provider.waitInstanceReady.bind(provider),
     listInstances: provider.listInstances.bind(provider),
     stopInstances: provider.stopInstances.bind(provider),
-    startInstances: provider.startInstances.bind(provider),
+    /**
+     * Starts stopped instances again (the same containers, so the same mounts); their volumes' storage is ensured
+     * first, as a host restart leaves it unmounted and a container over it would not start.
+     */
+    async startInstances(deploymentId: string, filter: InstanceFilter = {}) {
+      const revisions =
+        filter.revision !== undefined
+          ? [filter.revision]
+          : [...new Set((await provider.listInstances(deploymentId, filter)).map((i) => i.revision))];
+      for (const revision of revisions) {
+        const release = await releases.get(deploymentId, revision);
+        if (release?.mounts?.length) await mountsFor(release.orgId, release.mounts);
+      }
+      return provider.startInstances(deploymentId, filter);
+    },
     removeInstances: provider.removeInstances.bind(provider),
     pruneImages: provider.pruneImages.bind(provider),
     diagnoseInstance: provider.diagnose.bind(provider),

@@ -121,6 +121,7 @@ export function createEngineLocal(deps: EngineLocalDeps) {
         Memory: spec.limits.memoryMb * 1024 * 1024,
         NanoCpus: Math.round(spec.limits.cpus * 1e9),
         PidsLimit: spec.limits.pids,
+        ...(spec.mounts?.length ? { Mounts: spec.mounts } : {}),
         RestartPolicy: RESTART,
         SecurityOpt: ['no-new-privileges'],
         CapDrop: ['ALL'],

@@ -1,3 +1,5 @@
+import type Docker from 'dockerode';
+
 import type { Provider } from '@shared/deployments/types';
 import type { InstanceFilter, InstanceState } from '@shared/engine/instances';
 import type { DeploymentHealth, InstanceMetrics, LogQuery, ProviderLogLine } from '@shared/engine/observe';
@@ -64,6 +66,11 @@ export interface InstanceSpec {
   port: number;
   /** Values in the clear: opened by the activity from the sealed record, never passed through workflow history. */
   env: Record<string, string>;
+  /**
+   * The release's volumes, as the engine mounts them (engine-volumes.ts `mountSpec`, storage ensured first): set by
+   * the activity from the release record, never from a request or workflow history.
+   */
+  mounts?: Docker.MountSettings[];
   limits: ResourceLimits;
 }
 

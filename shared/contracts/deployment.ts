@@ -21,6 +21,8 @@ export interface ReleaseRef {
   imageId: string;
   /** It became ready once: "rollback to the last healthy release" picks among these. */
   healthy: boolean;
+  /** How many volumes its instances mount (absent: none); a volume takes one writer, so such a release runs one. */
+  volumes?: number;
 }
 
 /**
@@ -137,6 +139,12 @@ export interface RedeployArgs {
    * release, which then starts beside the serving one.
    */
   source?: DeploymentSource;
+  /**
+   * The deployment's attachments changed (a volume attached or detached, a reference linked): the serving image and
+   * env ship again as a new release, which copies the attachments as they are then. `volumes` is how many volumes the
+   * api saw after the change, so the workflow can refuse more than one instance mounting them.
+   */
+  remount?: { volumes: number };
 }
 export interface ScaleArgs {
   replicas: number;

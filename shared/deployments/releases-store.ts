@@ -2,6 +2,7 @@ import type { Db } from 'mongodb';
 
 import { ensureIndexesWithRetry, guard, isDuplicateKey } from '../db/mongo';
 import type { Sealed } from '../secrets/box';
+import type { ReleaseEnvRef, ReleaseMount } from './attachments';
 
 export const RELEASE_TRIGGERS = ['deploy', 'redeploy', 'rollback'] as const;
 export type ReleaseTrigger = (typeof RELEASE_TRIGGERS)[number];
@@ -39,11 +40,21 @@ export interface ReleaseRecord {
   /** The engine's image ID (`sha256:…`): a rollback runs exactly this, with no registry and no rebuild. */
   imageId: string;
   port: number;
-  /** Changes when the image, the port or any env name or value changes; no value can be read back from it. */
+  /**
+   * Changes when the image, the port, any env name or value, a mount or a reference changes; no value can be read
+   * back from it.
+   */
   configHash: string;
+  /** Every variable the containers get: the sealed ones and the references' names. */
   envNames: string[];
   /** The values, sealed for the deployment (deployment-env.ts); opened only where the container starts. */
   envSealed?: Sealed;
+  /**
+   * The volumes its containers mount and the variables whose values other resources hold, as the deployment's
+   * attachments were when the release was made (attachments.ts). Absent on releases from before attachments: none.
+   */
+  mounts?: ReleaseMount[];
+  envRefs?: ReleaseEnvRef[];
   trigger: ReleaseTrigger;
   /** For a rollback: the release whose image and env it brought back. */
   rollbackOf?: number;

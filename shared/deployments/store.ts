@@ -1,6 +1,7 @@
 import type { Db, Filter } from 'mongodb';
 
 import { ensureIndexesWithRetry, guard, isDuplicateKey } from '../db/mongo';
+import { createAttachmentStore } from './attachments';
 import { createMetricsStore } from './metrics-store';
 import { createReleaseStore } from './releases-store';
 import type { DeploymentFailure, DeploymentRecord, DeploymentStatus, DestroyIntent, Provider } from './types';
@@ -46,6 +47,8 @@ export function createDeploymentStore(db: Db) {
     releases: createReleaseStore(db),
     /** Resource-use samples of their instances (metrics history), recorded by the worker's schedule. */
     metrics: createMetricsStore(db),
+    /** Volumes mounted into it and environment references: the deployment's, not its code's (attachments.ts). */
+    attachments: createAttachmentStore(db),
 
     async ensureIndexes() {
       // One index per command: FerretDB 1.24 drops the connection when a multi-index createIndexes meets existing ones.
@@ -56,6 +59,7 @@ export function createDeploymentStore(db: Db) {
       });
       await this.releases.ensureIndexes();
       await this.metrics.ensureIndexes();
+      await this.attachments.ensureIndexes();
     },
 
     /**

@@ -15,6 +15,12 @@ export type Queued = Pending & { updateId: string; done(o: CommandOutcome): void
 
 /** Why a redeploy's arguments cannot be carried out: it needs a new env (names and their set), new code, or both. */
 export function redeployArgsProblem(args: RedeployArgs | undefined): string | undefined {
+  if (args?.remount !== undefined) {
+    const { volumes } = args.remount ?? {};
+    return Number.isSafeInteger(volumes) && volumes! >= 0 && args.envRef === undefined && args.source === undefined
+      ? undefined
+      : 'A release of changed attachments carries only the number of volumes it mounts.';
+  }
   if (!args || (args.envRef === undefined && args.source === undefined))
     return 'A redeploy needs envVars (an object of strings), a new source, or both.';
   if (args.envRef !== undefined && (typeof args.envRef !== 'string' || !Array.isArray(args.envNames)))
@@ -56,4 +62,21 @@ export function nothingToRunIn(state: EntityState): string | undefined {
   return state.current
     ? undefined
     : 'Nothing of this deployment was ever built or pulled; create a new deployment instead.';
+}
+
+/** What a volume allows: one writer, so one instance of a deployment that mounts any. */
+export const ONE_WRITER =
+  'A volume can be mounted by one instance only (one writer): scale the deployment to 1 first, or detach its volumes.';
+
+/** Replicas once the queued commands ran. */
+export function replicasAfter(queue: Pending[], replicas: number): number {
+  for (const p of queue) if (p.command === 'scale') replicas = p.args.replicas;
+  return replicas;
+}
+
+/** Volumes the serving release mounts once the queued commands ran: the last attachment change queued says. */
+export function volumesAfter(queue: Pending[], current: ReleaseRef | undefined): number {
+  let volumes = current?.volumes ?? 0;
+  for (const p of queue) if (p.command === 'redeploy' && p.args.remount) volumes = p.args.remount.volumes;
+  return volumes;
 }

@@ -121,7 +121,7 @@ async function releaseDeploy(e: Entity): Promise<void> {
     await together(preparing, recorded);
     const { pulled, imageId } = await preparing;
     const source = releaseSource(input.source, imageId, built);
-    await writes().createRelease({
+    const created = await writes().createRelease({
       deploymentId: input.deploymentId,
       orgId: input.orgId,
       revision: input.revision,
@@ -132,7 +132,9 @@ async function releaseDeploy(e: Entity): Promise<void> {
       env: { from: 'record' },
       ...(source ? { source } : {}),
     });
-    const release = { revision: input.revision, image, imageId, healthy: false };
+    // Histories from before attachments return no volumes, so their state stays as it was.
+    const volumes = created.volumes?.length;
+    const release = { revision: input.revision, image, imageId, healthy: false, ...(volumes ? { volumes } : {}) };
     state.current = release;
     state.releases = [release];
     phase = 'start';

@@ -7,6 +7,7 @@ import type { ReleaseSource, ReleaseTrigger } from '@shared/deployments/releases
 import type { DeploymentStatus } from '@shared/deployments/types';
 
 import { prepareImage, pruneImages, removeInstances, startInstance, waitInstanceReady } from './activities';
+import { ONE_WRITER } from './command-rules';
 import type { Entity, RecordExtra } from './entity';
 import { type FailureReport, failureReport, ReleaseFailed } from './failures';
 import { PATCHES } from './patches';
@@ -194,7 +195,13 @@ export async function replaceRelease(
         ? { sourceOf }
         : {}),
   });
-  const release: ReleaseRef = { revision, image: next.image, imageId: created.imageId, healthy: false };
+  const release: ReleaseRef = {
+    revision,
+    image: next.image,
+    imageId: created.imageId,
+    healthy: false,
+    ...(created.volumes?.length ? { volumes: created.volumes.length } : {}),
+  };
   const previous = state.current;
   const statusBefore = next.statusBefore ?? state.status;
   const replicas = Math.max(1, state.replicas);
@@ -208,6 +215,9 @@ export async function replaceRelease(
   );
   let instances: Instance[];
   try {
+    // The validators keep a scale and an attach apart; an attach that raced past them stops here, not at two writers.
+    if (release.volumes && replicas > 1)
+      throw new ReleaseFailed({ phase: 'start', command, revision, message: ONE_WRITER, hint: ONE_WRITER });
     instances = await startReplicas(e, release, replicaIndexes(replicas), { command });
     await goLive(e, release, instances, {
       command,

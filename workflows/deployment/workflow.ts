@@ -37,11 +37,14 @@ import { removeDeployment } from './activities';
 import {
   COMMANDS_PER_RUN,
   nothingToRunIn,
+  ONE_WRITER,
   type Pending,
   type Queued,
   redeployArgsProblem,
+  replicasAfter,
   rollbackTargetOf,
   statusAfter,
+  volumesAfter,
 } from './command-rules';
 import type { Entity } from './entity';
 import { commandFailed, failureMessage, refuse, ReleaseFailed } from './failures';
@@ -129,17 +132,26 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
 
   setHandler(stopCommand, () => enqueue({ command: 'stop' }), { validator: () => validate('stop') });
   setHandler(startCommand, () => enqueue({ command: 'start' }), { validator: () => validate('start') });
+  const pending = () => [running, ...queue].filter((p): p is Queued => p !== undefined);
   setHandler(redeployCommand, (args) => enqueue({ command: 'redeploy', args }), {
     // New code needs nothing to have run before: a deployment whose first build failed can be given a fixed one.
     validator: (args) =>
-      validate('redeploy', () => redeployArgsProblem(args) ?? (args.source ? undefined : nothingToRun())),
+      validate(
+        'redeploy',
+        () =>
+          redeployArgsProblem(args) ??
+          (args.source ? undefined : nothingToRun()) ??
+          // The api checked the replicas before it attached; a scale accepted since must not meet the volume.
+          (args.remount?.volumes && replicasAfter(pending(), state.replicas) > 1 ? ONE_WRITER : undefined),
+      ),
   });
   setHandler(scaleCommand, (args) => enqueue({ command: 'scale', args }), {
     validator: (args) =>
       validate('scale', () =>
         !args || !Number.isInteger(args.replicas) || args.replicas < 0 || args.replicas > args.maxReplicas
           ? `replicas must be a whole number from 0 to ${args?.maxReplicas ?? 1} on this plan.`
-          : nothingToRun(),
+          : (nothingToRun() ??
+            (args.replicas > 1 && volumesAfter(pending(), state.current) > 0 ? ONE_WRITER : undefined)),
       ),
   });
   setHandler(rollbackCommand, (args) => enqueue({ command: 'rollback', args: args ?? {} }), {
@@ -203,7 +215,12 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     else if (p.command === 'start') await start(e);
     else if (p.command === 'scale') await scale(e, p.args.replicas);
     else if (p.command === 'redeploy' && p.args.source) await redeployNewSource(e, p.args.source, p.args.envRef);
-    else if (p.command === 'redeploy') {
+    else if (p.command === 'redeploy' && p.args.remount) {
+      // The serving code and env again; the release copies the deployment's attachments as they are now.
+      const base = state.current!;
+      const env = { from: 'release' as const, revision: base.revision };
+      await replaceRelease(e, { image: base.image, imageId: base.imageId, env, trigger: 'redeploy' });
+    } else if (p.command === 'redeploy') {
       const base = state.current!;
       const env = { from: 'set' as const, envRef: p.args.envRef! };
       await replaceRelease(e, { image: base.image, imageId: base.imageId, env, trigger: 'redeploy' });
