@@ -139,6 +139,14 @@ const schema = z.object({
       'an absolute path, without . or .. parts',
     ),
 
+  /**
+   * The images organisations' databases run (activities/providers/engine-databases.ts): Slipway's own, built on this
+   * machine from scripts/images (`npm start` points these at their content-hash tags); a set value is used as is.
+   */
+  DATABASE_IMAGE_POSTGRESQL: z.string().min(1).default('slipway/postgres'),
+  DATABASE_IMAGE_MARIADB: z.string().min(1).default('slipway/mariadb'),
+  DATABASE_IMAGE_REDIS: z.string().min(1).default('slipway/redis'),
+
   // Rate limits (spec, "Limits"); raised only for benchmarks or by plan.
   RATE_LIMIT_COMPAT_WRITES_PER_HOUR: z.coerce.number().int().min(1).default(20),
   RATE_LIMIT_COMPAT_READS_PER_MIN: z.coerce.number().int().min(1).default(60),

@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 
-import { baseImageTags, ensureBaseImages } from '@scripts/stack/base-images';
+import { baseImageTags, ensureBaseImages, ensureServiceImages, serviceImageTags } from '@scripts/stack/base-images';
 import { createDockerClient } from '@shared/engine/docker-client';
 
 /**
@@ -9,6 +9,11 @@ import { createDockerClient } from '@shared/engine/docker-client';
  */
 export const BASE_IMAGES = (({ node, static: site, python }) => ({ node, static: site, python }))(baseImageTags());
 
+/** The database engines' images for this checkout's recipes, by the configuration's engine names. */
+export const DATABASE_IMAGES = (({ postgres, mariadb, redis }) => ({ postgresql: postgres, mariadb, redis }))(
+  serviceImageTags(),
+);
+
 /** Makes sure the bases exist (building what is missing, once per engine) and returns their tags. */
 export async function buildBaseImages(
   docker: Docker,
@@ -16,6 +21,15 @@ export async function buildBaseImages(
 ): Promise<{ node: string; static: string; python: string }> {
   const { images } = await ensureBaseImages({ docker, ...(progress ? { progress } : {}) });
   return { node: images.node, static: images.static, python: images.python };
+}
+
+/** Makes sure the database engines' images exist (building what is missing) and returns their tags. */
+export async function buildDatabaseImages(
+  docker: Docker,
+  progress?: (line: string) => void,
+): Promise<{ postgresql: string; mariadb: string; redis: string }> {
+  const { images } = await ensureServiceImages({ docker, ...(progress ? { progress } : {}) });
+  return { postgresql: images.postgres, mariadb: images.mariadb, redis: images.redis };
 }
 
 /** The configuration that points source builds at the base images (built first when missing). */

@@ -8,7 +8,7 @@ import { ensureDebianPackages } from '@scripts/stack/debian';
 import { ensureTestServer } from '@scripts/stack/test-server';
 import { createDockerClient } from '@shared/engine/docker-client';
 
-import { buildBaseImages } from './base-images';
+import { buildBaseImages, buildDatabaseImages } from './base-images';
 
 declare global {
   var __slipwayStack: { stack: Stack; dataDir: string } | undefined;
@@ -31,9 +31,15 @@ export default async function globalSetup(): Promise<void> {
   process.env.SLIPWAY_TEST_DATA_DIR = dataDir;
   // Built once here: two test files would otherwise build the same bases at once, inside their own timeouts.
   // The first run on a machine debootstraps Debian and installs Node and Python: several minutes, said as it goes.
-  const bases = await buildBaseImages(createDockerClient(process.env.DOCKER_HOST), (line) => {
+  const say = (line: string) => {
     if (/^(debootstrap --|importing|building|waiting)/.test(line)) console.log(`[base images] ${line}`);
-  });
+  };
+  const bases = await buildBaseImages(createDockerClient(process.env.DOCKER_HOST), say);
+  // The database engines' images, on the same Debian base: under a minute each once it is there.
+  const databases = await buildDatabaseImages(createDockerClient(process.env.DOCKER_HOST), say);
+  process.env.DATABASE_IMAGE_POSTGRESQL = databases.postgresql;
+  process.env.DATABASE_IMAGE_MARIADB = databases.mariadb;
+  process.env.DATABASE_IMAGE_REDIS = databases.redis;
   process.env.BUILD_BASE_IMAGE_NODE = bases.node;
   process.env.BUILD_BASE_IMAGE_STATIC = bases.static;
   process.env.BUILD_BASE_IMAGE_PYTHON = bases.python;

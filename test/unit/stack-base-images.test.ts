@@ -1,4 +1,19 @@
-import { baseImageLabels, baseImageTags, debianMirrorIn, debianSource } from '@scripts/stack/base-images/catalogue';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import {
+  baseImageLabels,
+  baseImageTags,
+  debianMirrorIn,
+  debianSource,
+  filesUnder,
+  IMAGES_DIR,
+  SERVICE_IMAGE_LABEL,
+  SERVICE_IMAGE_NAMES,
+  serviceImageLabels,
+  serviceImageTags,
+} from '@scripts/stack/base-images/catalogue';
 import { aptSources } from '@scripts/stack/base-images/rootfs';
 import { BASE_IMAGE_LABEL } from '@shared/build/base-images';
 import { LABELS } from '@shared/constants';
@@ -41,6 +56,47 @@ describe('base image catalogue', () => {
       'dev.slipway.base-image.tag': 'slipway/node:abc',
     });
     expect(baseImageLabels('node', 'x')).not.toHaveProperty(LABELS.orgId);
+  });
+});
+
+describe('service image catalogue', () => {
+  it('tags the database images by a hash of their inputs, on the same Debian base as the bases', () => {
+    const tags = serviceImageTags(trixie);
+    expect(Object.keys(tags).sort()).toEqual(['debian', 'mariadb', 'postgres', 'redis']);
+    for (const [name, tag] of Object.entries(tags)) expect(tag).toMatch(new RegExp(`^slipway/${name}:[0-9a-f]{12}$`));
+    expect(tags.debian).toBe(baseImageTags(trixie).debian);
+    expect(serviceImageTags(trixie)).toEqual(tags);
+    expect(serviceImageTags({ ...trixie, suite: 'bookworm' }).postgres).not.toBe(tags.postgres);
+    expect(serviceImageTags(trixie, 'bench').redis).toMatch(/^bench\/redis:/);
+  });
+
+  it('has a Dockerfile and an executable entrypoint for each engine, and hashes every file of the recipe', () => {
+    for (const name of SERVICE_IMAGE_NAMES) {
+      const files = filesUnder(path.join(IMAGES_DIR, name)).map(([rel]) => rel);
+      expect(files).toEqual(expect.arrayContaining(['Dockerfile', 'entrypoint.sh']));
+      expect(fs.statSync(path.join(IMAGES_DIR, name, 'entrypoint.sh')).mode & 0o111).toBe(0o111);
+    }
+  });
+
+  it('makes a new tag when the entrypoint changes, not only the Dockerfile', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-images-'));
+    const copy = path.join(dir, 'redis');
+    fs.cpSync(path.join(IMAGES_DIR, 'redis'), copy, { recursive: true });
+    const before = filesUnder(copy);
+    fs.appendFileSync(path.join(copy, 'entrypoint.sh'), '# changed\n');
+    expect(filesUnder(copy)).not.toEqual(before);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('labels a service image as Slipway’s own, of no organisation, and never as a base users may build on', () => {
+    const labels = serviceImageLabels('postgres', 'slipway/postgres:abc');
+    expect(labels).toEqual({
+      [LABELS.managed]: 'true',
+      [SERVICE_IMAGE_LABEL]: 'postgres',
+      'dev.slipway.service-image.tag': 'slipway/postgres:abc',
+    });
+    expect(labels).not.toHaveProperty(BASE_IMAGE_LABEL);
+    expect(labels).not.toHaveProperty(LABELS.orgId);
   });
 });
 

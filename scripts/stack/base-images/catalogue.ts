@@ -8,8 +8,10 @@ import { LABELS } from '@shared/constants';
 import { repoRoot } from '../paths';
 
 /**
- * What Slipway's base images are made of and what they are called: the recipes under scripts/images, the Debian
+ * What Slipway's own images are made of and what they are called: the recipes under scripts/images, the Debian
  * suite and mirror, and the tag of each image, a hash of all of these. Read from files only, never the engine.
+ * Two kinds sit on the one Debian base: the bases users' builds start from (node, python, static) and the service
+ * images Slipway runs itself (postgres, mariadb, redis: the databases of an organisation).
  */
 export const IMAGES_DIR = path.join(repoRoot, 'scripts', 'images');
 /** Files copied over the Debian root file system after debootstrap. */
@@ -17,6 +19,12 @@ export const OVERLAY = path.join(IMAGES_DIR, 'debian', 'overlay');
 export const VARIANT = 'minbase';
 
 export type AllBases = 'debian' | BaseImageName;
+
+/** The images of the database engines, each a directory under scripts/images with a Dockerfile and its files. */
+export const SERVICE_IMAGE_NAMES = ['postgres', 'mariadb', 'redis'] as const;
+export type ServiceImageName = (typeof SERVICE_IMAGE_NAMES)[number];
+/** Label whose value names the service image; never the base label, so no user's build may start from one. */
+export const SERVICE_IMAGE_LABEL = 'dev.slipway.service-image';
 
 export interface DebianSource {
   suite: string;
@@ -77,14 +85,39 @@ export function filesUnder(dir: string, rel = ''): [string, string][] {
 
 const dockerfileOf = (name: BaseImageName) => fs.readFileSync(path.join(IMAGES_DIR, name, 'Dockerfile'), 'utf8');
 
+const debianTag = (source: DebianSource, prefix: string) =>
+  `${prefix}/debian:${sha({ ...source, variant: VARIANT, overlay: filesUnder(OVERLAY) })}`;
+
 /** Each base's tag, from the hash of everything that goes into it: computed without the engine. */
 export function baseImageTags(source: DebianSource = debianSource(), prefix = 'slipway'): Record<AllBases, string> {
-  const debian = `${prefix}/debian:${sha({ ...source, variant: VARIANT, overlay: filesUnder(OVERLAY) })}`;
+  const debian = debianTag(source, prefix);
   const tags = { debian } as Record<AllBases, string>;
   for (const name of BASE_IMAGE_NAMES)
     tags[name] = `${prefix}/${name}:${sha({ name, from: debian, dockerfile: dockerfileOf(name) })}`;
   return tags;
 }
+
+/**
+ * Each service image's tag, and the Debian base's it is built on: a hash of the base's tag and of every file of its
+ * directory (the Dockerfile and the entrypoint it copies), so editing either makes a new image.
+ */
+export function serviceImageTags(
+  source: DebianSource = debianSource(),
+  prefix = 'slipway',
+): Record<'debian' | ServiceImageName, string> {
+  const debian = debianTag(source, prefix);
+  const tags = { debian } as Record<'debian' | ServiceImageName, string>;
+  for (const name of SERVICE_IMAGE_NAMES)
+    tags[name] = `${prefix}/${name}:${sha({ name, from: debian, files: filesUnder(path.join(IMAGES_DIR, name)) })}`;
+  return tags;
+}
+
+/** A service image's labels: Slipway's own, of no organisation, and not a base a user's Dockerfile may name. */
+export const serviceImageLabels = (name: ServiceImageName, tag: string) => ({
+  [LABELS.managed]: 'true',
+  [SERVICE_IMAGE_LABEL]: name,
+  'dev.slipway.service-image.tag': tag,
+});
 
 /** The labels of every base: Slipway's, usable by every organisation (no organisation label), and its own tag. */
 export const baseImageLabels = (name: AllBases, tag: string) => ({

@@ -4,12 +4,10 @@ import type { Readable } from 'node:stream';
 
 import type Docker from 'dockerode';
 
-import type { BaseImageName } from '@shared/build/base-images';
-
 import { StackError } from '../stack-error';
-import { type AllBases, baseImageLabels, IMAGES_DIR } from './catalogue';
+import { baseImageLabels, filesUnder, IMAGES_DIR } from './catalogue';
 
-/** The engine's side of the base images: is one there, import the Debian root, build a base on it, tag `latest`. */
+/** The engine's side of Slipway's images: is one there, import the Debian root, build an image on it, tag `latest`. */
 
 /** The engine's image of that name, or undefined when it has none (404); any other failure is thrown. */
 export const inspectIfPresent = (docker: Docker, tag: string) =>
@@ -53,26 +51,34 @@ export async function importRootfs(docker: Docker, root: string, tag: string, si
   await follow(docker, stream, () => undefined, `importing ${tag}`);
 }
 
-/** Builds the base `name` from its Dockerfile under scripts/images, on the Debian base `tags.debian`. */
-export async function buildBase(
+/** What one image on the Debian base is built from: its directory under scripts/images, its tag and labels. */
+export interface ImageRecipe {
+  name: string;
+  tag: string;
+  labels: Record<string, string>;
+}
+
+/** Builds `recipe` from its directory under scripts/images (every file of it is the context), on the Debian base. */
+export async function buildOnDebian(
   docker: Docker,
-  name: BaseImageName,
-  tags: Record<AllBases, string>,
+  recipe: ImageRecipe,
+  debianTag: string,
   progress: (line: string) => void,
   signal?: AbortSignal,
 ): Promise<void> {
+  const context = path.join(IMAGES_DIR, recipe.name);
   const stream = await docker.buildImage(
-    { context: path.join(IMAGES_DIR, name), src: ['Dockerfile'] },
+    { context, src: filesUnder(context).map(([rel]) => rel) },
     {
-      t: tags[name],
-      buildargs: { BASE: tags.debian },
-      labels: baseImageLabels(name, tags[name]),
+      t: recipe.tag,
+      buildargs: { BASE: debianTag },
+      labels: recipe.labels,
       rm: true,
       forcerm: true,
       ...(signal ? { abortSignal: signal } : {}),
     },
   );
-  await follow(docker, stream, (line) => progress(`${name}: ${line}`), `building ${tags[name]}`);
+  await follow(docker, stream, (line) => progress(`${recipe.name}: ${line}`), `building ${recipe.tag}`);
 }
 
 /** Follows an engine progress stream to its end; an `error` in it rejects with the engine's words (a script). */

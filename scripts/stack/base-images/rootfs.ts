@@ -20,7 +20,7 @@ export async function debootstrapRootfs(
 ): Promise<void> {
   if (process.getuid?.() !== 0) {
     throw new StackError(
-      "building Slipway's Debian base needs root once (debootstrap); run npm start as root, or set BUILD_BASE_IMAGE_NODE, BUILD_BASE_IMAGE_PYTHON and BUILD_BASE_IMAGE_STATIC to images your engine has",
+      "building Slipway's Debian base needs root once (debootstrap); run npm start as root, or set BUILD_BASE_IMAGE_NODE, BUILD_BASE_IMAGE_PYTHON, BUILD_BASE_IMAGE_STATIC and DATABASE_IMAGE_POSTGRESQL, DATABASE_IMAGE_MARIADB, DATABASE_IMAGE_REDIS to images your engine has",
     );
   }
   await ensureDebianPackages(['debootstrap'], "Slipway's Debian base image", progress);
