@@ -53,6 +53,8 @@ const CODES = {
   EVENT_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   AI_PROVIDER_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   VOLUME_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  /** A volume mounted by a deployment: it is detached before it can be deleted. */
+  VOLUME_ATTACHED: { status: 409, compat: 'INVALID_REQUEST' },
   SESSION_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   SHARE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   CHECKPOINT_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },

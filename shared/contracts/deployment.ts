@@ -146,6 +146,10 @@ export interface RedeployArgs {
    */
   remount?: { volumes: number };
 }
+/** What a volume allows: one writer, so one instance of a deployment that mounts any (the api says it too). */
+export const ONE_WRITER =
+  'A volume can be mounted by one instance only (one writer): scale the deployment to 1 first, or detach its volumes.';
+
 export interface ScaleArgs {
   replicas: number;
   /** The organisation's plan maximum at the time of the request. */

@@ -180,6 +180,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       '/platform/projects/{id}/members': orgA.userId,
       '/platform/users': orgA.userId,
       '/platform/volumes': volumeId,
+      '/platform/deployments/{id}/volumes': volumeId,
     };
     // Bodies that point at A's resources, where a route takes one.
     const bodyFor: Record<string, unknown> = {
@@ -215,6 +216,8 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       'PATCH /platform/users/{id}': { role: 'viewer' },
       // A's project through B's own volume.
       'POST /platform/volumes': { name: 'b-steal', sizeGb: 1, projectId },
+      // A's volume onto A's deployment, through B.
+      'POST /platform/deployments/{id}/volumes': { volumeId, mountPath: '/data' },
       // A's Git token and A's user through B's own resources.
       'POST /platform/projects': {
         name: 'b-steal',

@@ -1,4 +1,6 @@
 import type { CommandOutcome, EntityState, RedeployArgs, ReleaseRef } from '@shared/contracts/deployment';
+
+export { ONE_WRITER } from '@shared/contracts/deployment';
 import type { DeploymentStatus } from '@shared/deployments/types';
 
 /**
@@ -63,10 +65,6 @@ export function nothingToRunIn(state: EntityState): string | undefined {
     ? undefined
     : 'Nothing of this deployment was ever built or pulled; create a new deployment instead.';
 }
-
-/** What a volume allows: one writer, so one instance of a deployment that mounts any. */
-export const ONE_WRITER =
-  'A volume can be mounted by one instance only (one writer): scale the deployment to 1 first, or detach its volumes.';
 
 /** Replicas once the queued commands ran. */
 export function replicasAfter(queue: Pending[], replicas: number): number {

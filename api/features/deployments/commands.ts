@@ -16,6 +16,7 @@ import {
   type CommandRefusal,
   commandsQuery,
   deploymentWorkflowId,
+  ONE_WRITER,
   type RedeployArgs,
   redeployCommand,
   rollbackCommand,
@@ -23,6 +24,7 @@ import {
   startCommand,
   stopCommand,
 } from '@shared/contracts/deployment';
+import { envRefClashes } from '@shared/deployments/attachments';
 import { deploymentNotFound } from '@shared/deployments/errors';
 import type { DeploymentStore } from '@shared/deployments/store';
 import type { DeploymentRecord, DeploymentSource } from '@shared/deployments/types';
@@ -84,7 +86,7 @@ const notFound = deploymentNotFound;
  * DeploymentService.destroy (intent, hide, signal).
  */
 export function createDeploymentCommands(deps: {
-  store: Pick<DeploymentStore, 'get' | 'releases'>;
+  store: Pick<DeploymentStore, 'get' | 'releases' | 'attachments'>;
   temporal: Client;
   /** Seals a redeploy's new environment values, and opens the serving ones an environment change starts from. */
   env: Pick<EnvSealer, 'seal' | 'open'>;
@@ -105,6 +107,31 @@ export function createDeploymentCommands(deps: {
     const record = await store.get(principal.org._id, id);
     if (!record) throw notFound(id);
     return record;
+  }
+
+  /** A name that is a reference (its value read from another resource) is not also given a plain value. */
+  async function refuseRefNames(record: DeploymentRecord, names: string[]) {
+    const refs = (await store.attachments.listByDeployment(record._id)).flatMap((a) => (a.kind === 'env' ? [a] : []));
+    const clash = envRefClashes(
+      names,
+      refs.map((r) => r.name),
+    );
+    if (clash.length)
+      throw new AppError(
+        'CONFLICT',
+        `${clash.join(', ')} ${clash.length === 1 ? 'is' : 'are'} read from another resource (${refs
+          .filter((r) => clash.includes(r.name))
+          .map((r) => `${r.name}: ${r.ref.type} ${r.ref.type === 'database' ? r.ref.databaseId : ''}`.trim())
+          .join(
+            '; ',
+          )}), so ${clash.length === 1 ? 'it' : 'they'} cannot also be set here: unlink the reference first, or use another name.`,
+        { deploymentId: record._id, envRefNames: clash },
+      );
+  }
+
+  /** The volumes a deployment mounts: more than one instance of it is refused (one writer per volume). */
+  async function volumeCount(id: string): Promise<number> {
+    return (await store.attachments.listByDeployment(id)).filter((a) => a.kind === 'volume').length;
   }
 
   /** The values sealed into an env set of their own; a command names the set, so no value enters workflow history. */
@@ -179,6 +206,7 @@ export function createDeploymentCommands(deps: {
     ) {
       const record = await live(principal, id);
       const args: RedeployArgs = change.source ? { source: change.source } : {};
+      if (change.envVars) await refuseRefNames(record, Object.keys(change.envVars));
       if (change.envVars) Object.assign(args, await envSet(record, change.envVars));
       return send(principal, id, 'redeploy', redeployCommand, [args]);
     },
@@ -201,6 +229,7 @@ export function createDeploymentCommands(deps: {
           { deploymentId: id, notSet: absent, envVarNames: names },
         );
       }
+      await refuseRefNames(record, Object.keys(change.set ?? {}));
       const next: Record<string, string> = { ...current, ...(change.set ?? {}) };
       for (const name of unset) delete next[name];
       const count = Object.keys(next).length;
@@ -229,7 +258,29 @@ export function createDeploymentCommands(deps: {
           { replicas, maxReplicas },
         );
       }
+      if (replicas > 1 && (await volumeCount(id)) > 0) {
+        await live(principal, id);
+        throw new AppError('CONFLICT', `Deployment ${id} mounts a volume. ${ONE_WRITER}`, {
+          deploymentId: id,
+          replicas,
+        });
+      }
       return send(principal, id, 'scale', scaleCommand, [{ replicas, maxReplicas }]);
+    },
+
+    /**
+     * Ships the serving code and env again as a new release, which copies the deployment's attachments as they are
+     * now (a volume attached or detached, a reference linked). `volumes` is how many it mounts after the change. When
+     * the workflow refuses (or anything else fails before it took the command), `undo` puts the attachments back as
+     * they were, so the records never say what no release will run.
+     */
+    async remount(principal: Principal, id: string, volumes: number, undo: () => Promise<unknown>) {
+      try {
+        return await send(principal, id, 'redeploy', redeployCommand, [{ remount: { volumes } }]);
+      } catch (err) {
+        await undo();
+        throw err;
+      }
     },
 
     /** To `revision`, or without it to the last release that was healthy before the serving one. */

@@ -1,6 +1,7 @@
 import { createLogStore } from '@shared/deployments/logs-store';
 import { createStatusModel } from '@shared/deployments/read-model';
 import { createDeploymentStore } from '@shared/deployments/store';
+import { createVolumeStore } from '@shared/volumes/store';
 
 import type { Core } from '../../core';
 import type { FeatureContext } from '../feature';
@@ -26,6 +27,7 @@ export async function composeDeployments(core: Core) {
     uploads: core.uploadStore,
     projects: core.projectStore,
     authz: core.authz,
+    volumes: createVolumeStore(db),
     env: core.envSealer,
     git: core.gitSource,
     temporal: core.temporal,

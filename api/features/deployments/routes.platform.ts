@@ -8,6 +8,7 @@ import { deploymentProject, newDeploymentProject, requestStatus } from './access
 import type { DeploymentsContext } from './compose';
 import { answerReplays } from './replays';
 import { commandRoutes } from './routes.commands';
+import { volumeAttachmentRoutes } from './routes.volumes';
 import { DeploymentIdParams, GetQuery } from './schemas';
 import {
   ContainerMetrics,
@@ -120,7 +121,9 @@ export function platformDeploymentRoutes(ctx: DeploymentsContext): RouteDef[] {
           query,
           res,
         );
-        res.json(ok(platformDeploymentView(record, releases)));
+        res.json(
+          ok(platformDeploymentView(record, releases, await deployments.volumesOf(principalOf(req), params.id))),
+        );
       },
     }),
     route({
@@ -213,5 +216,6 @@ export function platformDeploymentRoutes(ctx: DeploymentsContext): RouteDef[] {
       },
     }),
     ...commandRoutes(ctx),
+    ...volumeAttachmentRoutes(ctx),
   ];
 }

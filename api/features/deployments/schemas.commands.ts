@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { DeployRequest, ENV_KEY_PATTERN, ENV_LIMITS, SourceDeployRequest } from './schemas';
 import { Accepted, MAX_REPLICAS } from './schemas.platform';
 import { Deployment } from './schemas.responses';
+import { DeploymentVolume } from './schemas.volumes';
 
 /**
  * The bodies of a deployment's commands (routes.commands.ts) and their answers: a redeploy with new code or a new
@@ -209,6 +210,11 @@ export const CommandAccepted = Accepted.extend({
     url: z.string().meta({ description: 'GET it to see whether the command is running, succeeded or failed' }),
   }),
 }).meta({ id: 'CommandAccepted' });
+
+export const VolumeChangeAccepted = CommandAccepted.extend({
+  volumeId: z.string().meta({ description: 'The volume attached or detached' }),
+  volumes: z.array(DeploymentVolume).meta({ description: "The deployment's volumes after the change" }),
+}).meta({ id: 'VolumeChangeAccepted' });
 
 export const EnvPatchAccepted = CommandAccepted.extend({
   env: z

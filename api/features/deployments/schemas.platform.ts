@@ -5,6 +5,7 @@ import { PLAN_POLICIES } from '@shared/plans';
 import { queryInt } from '../../http/fields';
 import { DeployRequest, ListQuery, SourceDeployRequest } from './schemas';
 import { Deployment } from './schemas.responses';
+import { DeploymentVolume, DeploymentVolumes } from './schemas.volumes';
 
 /**
  * The platform API's deployment bodies (routes.platform.ts): the compatibility API's schemas extended, never
@@ -28,6 +29,7 @@ export const PlatformDeployRequest = z
       .max(MAX_REPLICAS)
       .default(1)
       .meta({ description: "Instances of the first release, 1 to the plan's maximum (free 2, pro 5, enterprise 20)" }),
+    volumes: DeploymentVolumes.optional(),
   })
   .strict()
   .superRefine((b, ctx) => {
@@ -38,6 +40,12 @@ export const PlatformDeployRequest = z
         path: ['image'],
         message: `give exactly one source: image, uploadId or repoUrl (got ${sources.length ? sources.join(' and ') : 'none'})`,
       });
+    if (b.volumes?.length && b.replicas > 1)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['replicas'],
+        message: 'a deployment with a volume runs one instance (one writer): give replicas 1, or no volumes',
+      });
     if (b.image !== undefined)
       for (const k of SOURCE_ONLY)
         if (b[k] !== undefined)
@@ -46,7 +54,7 @@ export const PlatformDeployRequest = z
   .meta({
     id: 'PlatformDeployRequest',
     description:
-      'Exactly one source: `image` (as POST /compat/deploy), or `uploadId` or `repoUrl` (as POST /compat/deploy/source); plus `replicas` and `projectId`.',
+      'Exactly one source: `image` (as POST /compat/deploy), or `uploadId` or `repoUrl` (as POST /compat/deploy/source); plus `replicas`, `projectId` and `volumes`.',
     // Each source with none of the others (an image with no source-only field): what the refinement checks.
     oneOf: [
       { required: ['image'], not: { anyOf: ['uploadId', 'repoUrl', ...SOURCE_ONLY].map((k) => ({ required: [k] })) } },
@@ -72,6 +80,10 @@ export const ReleasesQuery = z
 export const PlatformDeployment = Deployment.extend({
   origin: z.enum(['compat', 'platform']).meta({ description: 'The API it was created through' }),
   projectId: z.string().nullable(),
+  volumes: z
+    .array(DeploymentVolume)
+    .optional()
+    .meta({ description: 'Volumes it mounts (single reads): the deployment’s, kept by a rollback' }),
 }).meta({ id: 'PlatformDeployment' });
 
 export const PlatformDeploymentList = z

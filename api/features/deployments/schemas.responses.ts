@@ -59,11 +59,17 @@ export const Release = z
     revision: z.number().int(),
     image: z.string(),
     imageId: z.string().meta({ description: 'The image that runs, by ID: a rollback runs exactly this' }),
-    configHash: z.string().meta({ description: 'Changes with the image, port or any env name or value' }),
+    configHash: z
+      .string()
+      .meta({ description: 'Changes with the image, port, any env name or value, or a volume or reference' }),
     envNames: z.array(z.string()),
     trigger: z.enum(['deploy', 'redeploy', 'rollback']),
     rollbackOf: z.number().int().optional(),
     source: ReleaseSource.optional(),
+    mounts: z
+      .array(z.object({ volumeId: z.string(), mountPath: z.string() }))
+      .optional()
+      .meta({ description: 'The volumes its containers mount, as the deployment’s were when it was made' }),
     status: z.enum(['starting', 'active', 'superseded', 'failed']),
     createdAt: z.iso.datetime(),
     readyAt: z.iso

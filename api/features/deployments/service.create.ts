@@ -9,6 +9,7 @@ import { createAdmission } from './service.admission';
 import type { DeploymentServiceDeps } from './service.deps';
 import { type Idempotency, idFor } from './service.idempotency';
 import type { SourceChecks, SourceInput } from './service.sources';
+import type { VolumeAttachments, VolumeMount } from './service.volumes';
 import type { DeploymentWorkflows } from './service.workflow';
 
 export interface DeployInput {
@@ -21,15 +22,22 @@ export interface DeployInput {
   projectId?: string;
   /** Instances of the first release (platform API); 1 when absent. */
   replicas?: number;
+  /** Volumes its first release mounts (platform API); checked and attached before the record is written. */
+  volumes?: VolumeMount[];
 }
 
 /** A new deployment from an image, an upload or a Git repository: checked, admitted, recorded, then started. */
 export function createDeploymentCreation(
   deps: Pick<DeploymentServiceDeps, 'store' | 'env' | 'projects' | 'quota' | 'config' | 'log'>,
-  parts: { workflows: DeploymentWorkflows; idempotency: Idempotency; sources: SourceChecks },
+  parts: {
+    workflows: DeploymentWorkflows;
+    idempotency: Idempotency;
+    sources: SourceChecks;
+    attachments: Pick<VolumeAttachments, 'attachAtCreate'>;
+  },
 ) {
   const { store, env } = deps;
-  const { workflows, idempotency, sources } = parts;
+  const { workflows, idempotency, sources, attachments } = parts;
   const admission = createAdmission(deps);
 
   /** Writes the queued record, then starts its workflow; returns as soon as both are durable. */
@@ -46,6 +54,8 @@ export function createDeploymentCreation(
     if (input.idempotencyKey && (await store.findAny(id)))
       await idempotency.duplicate(principal, id, input.idempotencyKey);
     await admission.admit(principal, input, id);
+    // Before the record: the first release reads them, and a refused one leaves nothing behind.
+    if (input.volumes?.length) await attachments.attachAtCreate(principal, id, input.volumes, input.replicas ?? 1);
     const now = new Date();
     const record: DeploymentRecord = {
       _id: id,

@@ -12,6 +12,7 @@ import type { Logger } from '@shared/logger';
 import type { ProjectStore } from '@shared/projects/store';
 import type { EnvSealer } from '@shared/secrets/deployment-env';
 import type { UploadStore } from '@shared/uploads/store';
+import type { VolumeStore } from '@shared/volumes/store';
 
 import type { Quota } from './quota';
 
@@ -26,8 +27,10 @@ export interface DeploymentServiceDeps {
   uploads: Pick<UploadStore, 'get'>;
   /** A deploy's projectId must name a project of the caller's organisation. */
   projects: Pick<ProjectStore, 'get' | 'memberRole' | 'projectIdsOf'>;
-  /** Which projects' deployments a caller's lists show. */
-  authz: Pick<Authz, 'visibility'>;
+  /** Which projects' deployments a caller's lists show; whether a caller may read a volume it attaches. */
+  authz: Pick<Authz, 'visibility' | 'authorize'>;
+  /** Volumes a deployment mounts are the organisation's, read through their own records. */
+  volumes: Pick<VolumeStore, 'get'>;
   /** Seals a deploy's environment values (and opens them for a rollback's redeploy). */
   env: EnvSealer;
   /** The rules a source deploy's repository and Git token are held to. */

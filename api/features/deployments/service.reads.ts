@@ -9,7 +9,9 @@ import type { DeploymentServiceDeps } from './service.deps';
 
 /** What a caller reads of its organisation's deployments: one, a list, and a deployment's logs. */
 export function createDeploymentReads(
-  deps: Pick<DeploymentServiceDeps, 'store' | 'model' | 'logs' | 'authz' | 'docker' | 'log'>,
+  deps: Pick<DeploymentServiceDeps, 'store' | 'model' | 'logs' | 'docker' | 'log'> & {
+    authz: Pick<DeploymentServiceDeps['authz'], 'visibility'>;
+  },
 ) {
   const { store, model } = deps;
 

@@ -6,6 +6,7 @@ import { createIdempotency } from './service.idempotency';
 import { createDeploymentReads } from './service.reads';
 import { createRedeploy } from './service.redeploy';
 import { createSourceChecks } from './service.sources';
+import { createVolumeAttachments } from './service.volumes';
 import { createDeploymentWorkflows } from './service.workflow';
 
 export type { DeployInput } from './service.create';
@@ -32,11 +33,15 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
     acceptWaitMs: deps.config.DEPLOYMENT_COMMAND_ACCEPT_WAIT_MS,
   });
 
+  const attachments = createVolumeAttachments(deps, { commands });
+
   return {
     /** stop, start, scale, rollback and the follow-up of each (./commands.ts); redeploy checks its source first. */
     ...commands,
     ...idempotency.methods,
-    ...createDeploymentCreation(deps, { workflows, idempotency, sources }),
+    /** Volumes attached and detached, each change a new release (./service.volumes.ts). */
+    ...attachments,
+    ...createDeploymentCreation(deps, { workflows, idempotency, sources, attachments }),
     ...createRedeploy(deps, { reads, sources, commands }),
     ...reads,
     ...createDestroy(deps, workflows),

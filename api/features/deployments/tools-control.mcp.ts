@@ -7,6 +7,7 @@ import { defineTool, type ToolCall, type ToolDef, WRITE } from '../../mcp/tool';
 import type { CommandAccepted } from './commands';
 import type { DeploymentsContext } from './compose';
 import { EnvPatchRequest, RedeployRequest, RollbackRequest, ScaleRequest } from './schemas.commands';
+import { VolumeMountRequest } from './schemas.volumes';
 import { deploymentIdInput, deploymentProjectOf, WAIT_S } from './tools-common.mcp';
 import { commandWaiter, Outcome } from './tools-wait.mcp';
 
@@ -130,11 +131,35 @@ export function deploymentControlTools(deps: DeploymentsContext): ToolDef[] {
       idempotent: false,
       send: (p, i) => deployments.rollback(p, i.deploymentId, i.revision),
     }),
+    control({
+      name: 'attach_volume',
+      title: 'Attach a volume to a deployment',
+      description:
+        'Mounts a ready volume of the organisation at mountPath: a new release of the serving image and env starts ' +
+        'with it. A volume has one writer: attached to one deployment, which must run one instance. A rollback keeps ' +
+        'the volume; detach_volume removes it (its data stays).',
+      permission: 'deployment.manage',
+      shape: VolumeMountRequest.shape,
+      idempotent: false,
+      send: (p, i) => deployments.attachVolume(p, i.deploymentId, { volumeId: i.volumeId, mountPath: i.mountPath }),
+    }),
+    control({
+      name: 'detach_volume',
+      title: 'Detach a volume from a deployment',
+      description:
+        'Unmounts the volume: a new release of the serving image and env starts without it. The volume and its data ' +
+        'stay; attach it again, here or elsewhere, or delete it.',
+      permission: 'deployment.manage',
+      shape: { volumeId: VolumeMountRequest.shape.volumeId },
+      idempotent: false,
+      send: (p, i) => deployments.detachVolume(p, i.deploymentId, i.volumeId),
+    }),
     defineTool({
       name: 'wait_for_command',
       title: 'Wait for a deployment command',
       description:
-        'Waits (at most timeoutS seconds, one call) for a stop, start, redeploy, set_env, scale or rollback to end, and ' +
+        'Waits (at most timeoutS seconds, one call) for a stop, start, redeploy, set_env, scale, rollback, ' +
+        'attach_volume or detach_volume to end, and ' +
         'answers with its outcome. Resumable: call again while it is still running.',
       permission: 'deployment.read',
       project,

@@ -17,6 +17,7 @@ export function releaseView(r: Omit<ReleaseRecord, 'envSealed'>) {
     trigger: r.trigger,
     ...(r.rollbackOf !== undefined ? { rollbackOf: r.rollbackOf } : {}),
     ...(r.source ? { source: r.source } : {}),
+    ...(r.mounts ? { mounts: r.mounts } : {}),
     status: r.status,
     createdAt: r.createdAt.toISOString(),
     ...(r.readyAt ? { readyAt: r.readyAt.toISOString() } : {}),
@@ -84,7 +85,16 @@ export function deploymentView(d: StatusRecord, releases?: ReleasesSummary) {
   };
 }
 
-/** The platform API's view: the same, plus where it came from and its project. */
-export function platformDeploymentView(d: StatusRecord, releases?: ReleasesSummary) {
-  return { ...deploymentView(d, releases), origin: d.origin, projectId: d.projectId ?? null };
+/** The platform API's view: the same, plus where it came from, its project and (single reads) its volumes. */
+export function platformDeploymentView(
+  d: StatusRecord,
+  releases?: ReleasesSummary,
+  volumes?: { volumeId: string; name: string | null; mountPath: string }[],
+) {
+  return {
+    ...deploymentView(d, releases),
+    origin: d.origin,
+    projectId: d.projectId ?? null,
+    ...(volumes ? { volumes } : {}),
+  };
 }

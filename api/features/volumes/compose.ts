@@ -1,3 +1,4 @@
+import { createDeploymentStore } from '@shared/deployments/store';
 import { createVolumeStore } from '@shared/volumes/store';
 
 import type { Core } from '../../core';
@@ -18,6 +19,8 @@ export async function composeVolumes(core: Core) {
       taskQueue: core.config.TEMPORAL_TASK_QUEUE,
       quotaMultiplier: core.config.QUOTA_MULTIPLIER,
       acceptWaitMs: core.config.DEPLOYMENT_COMMAND_ACCEPT_WAIT_MS,
+      // The deployments' own indexes are made by their feature.
+      deployments: createDeploymentStore(core.db),
     }),
   };
 }

@@ -90,6 +90,7 @@ export function volumeRoutes(ctx: Pick<VolumesContext, 'volumes' | 'can'>): Rout
       responses: {
         202: { description: 'Being deleted', schema: success(Volume) },
         404: { description: 'VOLUME_NOT_FOUND' },
+        409: { description: 'VOLUME_ATTACHED: a deployment mounts it (named, with the route that detaches it)' },
       },
       handler: async ({ params }, req, res) => {
         res.status(202).json(ok(volumeView(await volumes.remove(principalOf(req), params.id))));

@@ -15,6 +15,7 @@ import {
   type VolumeWorkflowInput,
 } from '@shared/contracts/volume';
 import { isDuplicateKey } from '@shared/db/mongo';
+import type { DeploymentStore } from '@shared/deployments/store';
 import { AppError } from '@shared/errors';
 import type { Principal } from '@shared/identity/service';
 import type { KeyedLock } from '@shared/locks';
@@ -37,6 +38,8 @@ export interface VolumeServiceDeps {
   quotaMultiplier: number;
   /** How long a delete waits for the volume's workflow to take it before answering anyway (as deployment commands). */
   acceptWaitMs: number;
+  /** Which deployment mounts a volume: a delete waits until it is detached. */
+  deployments: Pick<DeploymentStore, 'get' | 'attachments'>;
 }
 
 export const volumeNotFound = (id: string) =>
@@ -149,6 +152,16 @@ export function createVolumeService(deps: VolumeServiceDeps) {
      */
     async remove(principal: Principal, id: string): Promise<VolumeRecord> {
       const v = await get(principal, id);
+      const attached = await deps.deployments.attachments.findByVolume(id);
+      // A destroyed deployment's attachment goes once its containers are gone; until then the storage's own delete
+      // refuses while a container mounts it.
+      const holder = attached && (await deps.deployments.get(principal.org._id, attached.deploymentId));
+      if (attached && holder)
+        throw new AppError(
+          'VOLUME_ATTACHED',
+          `Volume ${v.name} is mounted by deployment ${holder.name} (${holder._id}) at ${attached.mountPath}; detach it first with DELETE /platform/deployments/${holder._id}/volumes/${id}, then delete it.`,
+          { volumeId: id, deploymentId: holder._id, deploymentName: holder.name, mountPath: attached.mountPath },
+        );
       const ask = () =>
         deps.temporal.workflow.withDeadline(new Date(Date.now() + deps.acceptWaitMs), () =>
           deps.temporal.workflow.getHandle(volumeWorkflowId(id)).startUpdate(deleteVolumeUpdate, {
