@@ -58,6 +58,10 @@ export function createVolumeChecks(deps: VolumeAttachmentDeps) {
     const error = mountTargetError(m.mountPath);
     if (error) throw new AppError('INVALID_REQUEST', `${error}.`, { mountPath: m.mountPath });
     const v = await readable(principal, m.volumeId);
+    // Said first, as what to do differs most; the insert's unique key still decides a race.
+    const holder = await deps.store.attachments.findByVolume(m.volumeId);
+    if (holder && holder.deploymentId !== deploymentId)
+      throw await conflict(principal, m, deploymentId, { conflict: 'taken', existing: holder });
     if (v.status !== 'ready')
       throw new AppError(
         'CONFLICT',
