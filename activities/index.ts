@@ -2,6 +2,8 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Db } from 'mongodb';
 
 import type { Config } from '@shared/config';
+import { createCredentialSealer } from '@shared/databases/credentials';
+import { createDatabaseStore } from '@shared/databases/store';
 import type { EnvRefResolver } from '@shared/deployments/attachments';
 import type { LogStore } from '@shared/deployments/logs-store';
 import { createStatusModel, modelledReleases } from '@shared/deployments/read-model';
@@ -24,10 +26,15 @@ import { createVolumeStore } from '@shared/volumes/store';
 import { createBuilderGitActivities } from './builder-git';
 import { createBuilderTurnActivities } from './builder-turn';
 import { sandboxTurnHook } from './builder-turn/sandbox-hook';
+import { createDatabaseActivities } from './database';
+import { createDatabaseDestroyHook } from './database/destroy';
+import { createDatabaseEnvResolver } from './database/env-refs';
 import { createDeploymentActivities } from './deployment';
 import type { BuildDeps } from './deployment/build';
 import { createMetricsActivities } from './metrics';
+import { createEngineDatabases } from './providers/engine-databases';
 import { createEngineLocal, type EngineLocalDeps } from './providers/engine-local';
+import { createOrgNetworks } from './providers/engine-network';
 import { createEngineVolumes } from './providers/engine-volumes';
 import { createReconcileActivities } from './reconcile';
 import { createSandboxActivities } from './sandbox';
@@ -83,6 +90,9 @@ export interface ActivityDeps {
       | 'SANDBOX_INSTALL_TIMEOUT_S'
       | 'SANDBOX_IDLE_S'
       | 'VOLUMES_DIR'
+      | 'DATABASE_IMAGE_POSTGRESQL'
+      | 'DATABASE_IMAGE_MARIADB'
+      | 'DATABASE_IMAGE_REDIS'
     >;
 }
 
@@ -104,9 +114,23 @@ export function createActivities(deps: ActivityDeps) {
   const volumeStorage =
     deps.db && createEngineVolumes({ docker: deps.engine.docker, instance, dir: deps.config.VOLUMES_DIR });
   const volumeStore = deps.db && createVolumeStore(deps.db);
+  const databaseStore = deps.db && createDatabaseStore(deps.db);
+  const credentials = createCredentialSealer(deps.config.SECRETS_KEY);
+  // A release's references to databases read their URLs here, as its containers start.
+  const envRefs =
+    deps.envRefs ?? (databaseStore && createDatabaseEnvResolver({ store: databaseStore, sealer: credentials }));
   return {
     ...createDeploymentActivities({
       ...deps,
+      ...(envRefs ? { envRefs } : {}),
+      ...(databaseStore
+        ? {
+            afterDestroy: createDatabaseDestroyHook({
+              store: databaseStore,
+              destroyIntent: (id) => deps.store.destroyIntent(id),
+            }),
+          }
+        : {}),
       attachments: deps.store.attachments,
       ...(volumeStorage && volumeStore ? { volumes: { store: volumeStore, storage: volumeStorage } } : {}),
       logs,
@@ -168,6 +192,27 @@ export function createActivities(deps: ActivityDeps) {
       : {}),
     // Persistent volumes: their storage on the engine's host, and their records.
     ...(volumeStorage && volumeStore ? createVolumeActivities({ storage: volumeStorage, store: volumeStore }) : {}),
+    // Databases: their servers (containers on the org's network, data on a volume of their own), dumps and loads.
+    ...(volumeStorage && databaseStore
+      ? createDatabaseActivities({
+          engine: createEngineDatabases({
+            docker: deps.engine.docker,
+            instance,
+            volumes: volumeStorage,
+            networks: createOrgNetworks({ docker: deps.engine.docker, instance }),
+            images: {
+              postgresql: deps.config.DATABASE_IMAGE_POSTGRESQL,
+              mariadb: deps.config.DATABASE_IMAGE_MARIADB,
+              redis: deps.config.DATABASE_IMAGE_REDIS,
+            },
+          }),
+          storage: volumeStorage,
+          store: databaseStore,
+          sealer: credentials,
+          s3: deps.s3,
+          bucket: deps.config.S3_BUCKET,
+        })
+      : {}),
     ...createUploadExpiryActivities({ store: deps.uploads, s3: deps.s3, bucket: deps.config.S3_BUCKET }),
     ...createWebhookDeliveryActivities({ store: deps.sales, allowPrivateTargets: deps.allowPrivateWebhookTargets }),
   };

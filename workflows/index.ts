@@ -4,6 +4,10 @@
  */
 export * from './builder-git/workflow';
 export * from './builder-turn/workflow';
+export * from './database/backup';
+export * from './database/restore';
+export * from './database/scheduled';
+export * from './database/workflow';
 export * from './deployment/workflow';
 export * from './metrics/workflow';
 export * from './reconcile/workflow';

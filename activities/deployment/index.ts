@@ -15,6 +15,8 @@ export function createDeploymentActivities(
     engine: EngineLocal;
     build: BuildDeps;
     attachments: Pick<AttachmentStore, 'listByDeployment' | 'removeAllOf'>;
+    /** What else goes with a destroyed deployment once its containers are gone (its databases). */
+    afterDestroy?: (deploymentId: string) => Promise<void>;
   },
 ) {
   const { engine } = deps;
@@ -29,6 +31,7 @@ export function createDeploymentActivities(
     async removeDeployment(deploymentId: string) {
       const removed = await engine.destroy(deploymentId);
       await deps.attachments.removeAllOf(deploymentId);
+      await deps.afterDestroy?.(deploymentId);
       return removed;
     },
   };

@@ -123,6 +123,7 @@ export function createAttachmentStore(db: Db) {
       await ensureIndexesWithRetry('attachments.createIndexes', async () => {
         await col.createIndex({ slot: 1 }, { unique: true });
         await col.createIndex({ deploymentId: 1 });
+        await col.createIndex({ 'ref.databaseId': 1 });
       });
     },
 
@@ -178,6 +179,16 @@ export function createAttachmentStore(db: Db) {
       const items = await guard('attachments.list', () => col.find({ deploymentId }).toArray());
       const key = (a: Attachment) => (a.kind === 'volume' ? `0${a.mountPath}` : `1${a.name}`);
       return items.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+    },
+
+    /** The deployments of the organisation whose env refers to `ref`, and the name each reads it as. */
+    async listByRef(orgId: string, ref: EnvRefTarget): Promise<{ deploymentId: string; name: string }[]> {
+      const items = await guard('attachments.listByRef', () =>
+        col.find({ orgId, kind: 'env', 'ref.type': ref.type, 'ref.databaseId': ref.databaseId }).toArray(),
+      );
+      return items
+        .flatMap((a) => (a.kind === 'env' ? [{ deploymentId: a.deploymentId, name: a.name }] : []))
+        .sort((a, b) => (a.deploymentId + a.name < b.deploymentId + b.name ? -1 : 1));
     },
 
     /** The deployment the volume is attached to, or null. */

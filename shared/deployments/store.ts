@@ -151,6 +151,10 @@ export function createDeploymentStore(db: Db) {
       return true;
     },
 
+    /** The destroy's intent, once one was written. */
+    destroyIntent: (deploymentId: string) =>
+      guard('deployments.destroyIntent', () => intents.findOne({ _id: deploymentId })),
+
     /**
      * Writes a destroy's intent before the record is hidden: an insert, never an update, so it needs no atomic
      * read-modify-write. A second destroy of the same deployment finds it there and changes nothing (false).

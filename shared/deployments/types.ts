@@ -128,4 +128,6 @@ export interface DestroyIntent {
   requestedAt: Date;
   /** The HTTP request that asked (x-request-id), so an operator can follow it. */
   requestId?: string;
+  /** Its databases are kept (as managed databases of its project) rather than destroyed with it. */
+  keepDatabases?: boolean;
 }

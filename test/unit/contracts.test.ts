@@ -1,5 +1,11 @@
 import { BUILDER_GIT_IMPORT_WORKFLOW, BUILDER_GIT_PUSH_WORKFLOW } from '@shared/contracts/builder-git';
 import { BUILDER_TURN_WORKFLOW } from '@shared/contracts/builder-turn';
+import {
+  BACKUP_WORKFLOW,
+  DATABASE_WORKFLOW,
+  RESTORE_WORKFLOW,
+  SCHEDULED_BACKUP_WORKFLOW,
+} from '@shared/contracts/database';
 import { DEPLOYMENT_WORKFLOW } from '@shared/contracts/deployment';
 import { METRICS_WORKFLOWS } from '@shared/contracts/metrics';
 import { RECONCILE_WORKFLOW } from '@shared/contracts/reconcile';
@@ -24,6 +30,10 @@ const CONTRACT_NAMES = [
   RECONCILE_WORKFLOW,
   UPLOAD_EXPIRY_WORKFLOW,
   VOLUME_WORKFLOW,
+  DATABASE_WORKFLOW,
+  BACKUP_WORKFLOW,
+  RESTORE_WORKFLOW,
+  SCHEDULED_BACKUP_WORKFLOW,
   ...Object.values(METRICS_WORKFLOWS),
   ...Object.values(WEBHOOK_WORKFLOWS),
 ];
