@@ -55,6 +55,13 @@ const CODES = {
   VOLUME_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   /** A volume mounted by a deployment: it is detached before it can be deleted. */
   VOLUME_ATTACHED: { status: 409, compat: 'INVALID_REQUEST' },
+  DATABASE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  /** A backup or snapshot that is not this database's (or not the organisation's). */
+  BACKUP_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  /** A database that serves no such deployment. */
+  LINK_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  /** A database with no backup schedule. */
+  SCHEDULE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   SESSION_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   SHARE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   CHECKPOINT_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },

@@ -31,6 +31,18 @@ export const PERMISSIONS = [
   'volume.create',
   /** Delete a volume and the data on it. */
   'volume.delete',
+  /** See databases (a deployment's and managed ones), their backups, snapshots and schedules; never credentials. */
+  'database.read',
+  /** Create a database, link a managed one to a deployment. */
+  'database.create',
+  /** Delete a database (and its backups), unlink one, delete a snapshot. */
+  'database.delete',
+  /** Take backups and snapshots, set and remove backup schedules. */
+  'database.backup',
+  /** Restore a backup or snapshot: to a new database, or in place over the data a database holds. */
+  'database.restore',
+  /** Read a database's credentials: apart from every other permission, and audited every time. */
+  'database.reveal',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -57,6 +69,12 @@ export const PROJECT_PERMISSIONS = [
   'volume.read',
   'volume.create',
   'volume.delete',
+  'database.read',
+  'database.create',
+  'database.delete',
+  'database.backup',
+  'database.restore',
+  'database.reveal',
 ] as const satisfies readonly Permission[];
 
 export type ProjectPermission = (typeof PROJECT_PERMISSIONS)[number];
@@ -69,9 +87,10 @@ export const PROJECT_ONLY_PERMISSIONS = [
   'project.update',
   'project.delete',
   'project.members.manage',
+  'database.reveal',
 ] as const satisfies readonly ProjectPermission[];
 
-const READ: Permission[] = ['deployment.read', 'deployment.logs', 'project.read', 'volume.read'];
+const READ: Permission[] = ['deployment.read', 'deployment.logs', 'project.read', 'volume.read', 'database.read'];
 
 /**
  * Org role → permissions. For a resource inside a project the org role is a ceiling and the project role decides
@@ -94,6 +113,13 @@ export const ORG_ROLE_PERMISSIONS: Record<OrgRole, readonly Permission[]> = {
     'secret.use',
     'volume.create',
     'volume.delete',
+    'database.create',
+    'database.delete',
+    'database.backup',
+    'database.restore',
+    // database.reveal too, so that one made admin of a project can read its credentials there (and only there:
+    // below org admin it is granted inside a project, by the project role, which gives it to project admins alone).
+    'database.reveal',
   ],
   // A viewer may hold a token naming any scope; the role still refuses what it cannot do.
   viewer: [...READ, 'token.manage'],
@@ -111,8 +137,13 @@ export const PROJECT_ROLE_PERMISSIONS: Record<ProjectRole, readonly ProjectPermi
     'volume.read',
     'volume.create',
     'volume.delete',
+    'database.read',
+    'database.create',
+    'database.delete',
+    'database.backup',
+    'database.restore',
   ],
-  viewer: ['deployment.read', 'deployment.logs', 'project.read', 'volume.read'],
+  viewer: ['deployment.read', 'deployment.logs', 'project.read', 'volume.read', 'database.read'],
 };
 
 /** The org roles that act as admin of every project of their organisation. */

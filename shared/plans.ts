@@ -11,6 +11,8 @@ export interface PlanPolicy {
   maxReplicas: number;
   /** Persistent volumes the organisation may hold, and their sizes added up. */
   volumes: { maxCount: number; maxTotalGb: number };
+  /** Databases (a deployment's and managed ones) the organisation may hold, and their storage added up. */
+  databases: { maxCount: number; maxTotalGb: number };
 }
 
 export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
@@ -20,6 +22,7 @@ export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
     limits: { memoryMb: 256, cpus: 0.5, pids: 256 },
     maxReplicas: 2,
     volumes: { maxCount: 2, maxTotalGb: 5 },
+    databases: { maxCount: 2, maxTotalGb: 4 },
   },
   pro: {
     providers: ['engine_local', 'cloud_a_run', 'cloud_b_container_apps', 'cloud_c_ecs_fargate'],
@@ -27,6 +30,7 @@ export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
     limits: { memoryMb: 1024, cpus: 1, pids: 1024 },
     maxReplicas: 5,
     volumes: { maxCount: 20, maxTotalGb: 100 },
+    databases: { maxCount: 20, maxTotalGb: 200 },
   },
   enterprise: {
     providers: ['engine_local', 'cloud_a_run', 'cloud_b_container_apps', 'cloud_c_ecs_fargate'],
@@ -34,5 +38,6 @@ export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
     limits: { memoryMb: 4096, cpus: 2, pids: 4096 },
     maxReplicas: 20,
     volumes: { maxCount: 200, maxTotalGb: 2000 },
+    databases: { maxCount: 200, maxTotalGb: 4000 },
   },
 };

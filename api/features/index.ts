@@ -1,6 +1,7 @@
 import { aiProvidersFeature } from './ai-providers';
 import { auditFeature } from './audit';
 import { builderFeature } from './builder';
+import { databasesFeature } from './databases';
 import { deploymentsFeature } from './deployments';
 import { featureList } from './feature';
 import { projectsFeature } from './projects';
@@ -26,4 +27,5 @@ export const FEATURES = featureList()
   .add(usersFeature)
   .add(aiProvidersFeature)
   .add(builderFeature)
-  .add(volumesFeature);
+  .add(volumesFeature)
+  .add(databasesFeature);

@@ -92,7 +92,8 @@ function createdId(body: unknown, d: Derived): string | undefined {
   const b = body as Record<string, unknown>;
   const data = typeof b.data === 'object' && b.data !== null ? (b.data as Record<string, unknown>) : b;
   for (const field of [d.idField, 'id', `${d.resource}Id`]) {
-    const v = field ? data[field] : undefined;
+    // A dotted field reads into the answer (`database.id` of `{database: {id}}`).
+    const v = field?.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], data);
     if (typeof v === 'string' && v) return v;
   }
   return undefined;
@@ -109,7 +110,8 @@ const WAIT_MS = 5000;
  * resource's ID, so no secret sent or returned (values, keys, tokens) can reach the trail.
  */
 export function auditTrail(recorder: AuditRecorder, r: AuditedRoute): RequestHandler | undefined {
-  if (r.method === 'get') return undefined;
+  // Reads have no event, except one whose route asks for it: reading a secret (a database's credentials) is an act.
+  if (r.method === 'get' && !r.audit) return undefined;
   const d = deriveAudit(r);
   return (req: Request, res: Response, next) => {
     const principal = req.principal;

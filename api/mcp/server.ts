@@ -179,4 +179,10 @@ export function createMcpServer(deps: McpDeps, tools: McpTools, caller: McpCalle
   return server;
 }
 
-const notFound = (input: Record<string, unknown>) => deploymentNotFound(String(input.deploymentId ?? ''));
+/** What a tool naming a resource of a project the caller cannot see answers: that resource, unknown. */
+const notFound = (input: Record<string, unknown>) =>
+  typeof input.databaseId === 'string'
+    ? new AppError('DATABASE_NOT_FOUND', `No database ${input.databaseId} here; list them with list_databases.`, {
+        databaseId: input.databaseId,
+      })
+    : deploymentNotFound(String(input.deploymentId ?? ''));

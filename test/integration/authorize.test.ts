@@ -36,6 +36,7 @@ interface World {
   newProject(member?: Member): Promise<string>;
   newDeployment(projectId?: string): Promise<string>;
   newVolume(projectId?: string): Promise<string>;
+  newDatabase(projectId: string): Promise<string>;
 }
 /**
  * A real route that needs exactly `permission`, and the status it answers once access is granted (a refusal of the
@@ -134,12 +135,54 @@ const PROBES: Record<Permission, Probe> = {
     }),
     granted: 0, // 202 inside the project, 404 for the unknown ID: see grantedOf
   },
+  'database.read': {
+    call: async (w, p) => ({
+      method: 'GET',
+      path: p ? `/platform/databases/${await w.newDatabase(w.projectId)}` : '/platform/databases',
+    }),
+    granted: 200,
+  },
+  'database.create': {
+    call: async (w, p) => ({
+      method: 'POST',
+      path: '/platform/databases',
+      body: { engine: 'oracle', ...(p ? { projectId: w.projectId } : {}) },
+    }),
+    granted: 400,
+  },
+  'database.delete': {
+    call: async (w, p) => ({
+      method: 'DELETE',
+      path: `/platform/databases/${p ? await w.newDatabase(w.projectId) : unknownId}`,
+    }),
+    granted: 0, // 202 inside the project, 404 for the unknown ID: see grantedOf
+  },
+  'database.backup': {
+    call: async (w, p) => ({
+      method: 'POST',
+      path: `/platform/databases/${p ? await w.newDatabase(w.projectId) : unknownId}/backups`,
+    }),
+    granted: 0, // 409 inside the project (no worker: the database is still creating), 404 for the unknown ID
+  },
+  'database.restore': {
+    call: async (w, p) => ({
+      method: 'POST',
+      path: `/platform/databases/${p ? await w.newDatabase(w.projectId) : unknownId}/backups/${unknownId}/restore`,
+      body: {},
+    }),
+    granted: 404,
+  },
+  'database.reveal': {
+    call: async (w) => ({ method: 'GET', path: `/platform/databases/${await w.newDatabase(w.projectId)}/connection` }),
+    granted: 200,
+  },
 };
 
 const grantedOf = (permission: Permission, inProject: boolean) => {
   const g = PROBES[permission].granted;
   if (g !== 0) return g;
-  if (permission === 'volume.delete') return inProject ? 202 : 404;
+  if (permission === 'volume.delete' || permission === 'database.delete') return inProject ? 202 : 404;
+  if (permission === 'database.backup') return inProject ? 409 : 404;
   return permission === 'deployment.manage' ? (inProject ? 204 : 404) : inProject ? 200 : 404;
 };
 
@@ -242,7 +285,17 @@ describe('authorize: the permission table and the behaviour agree, route by rout
       if (r.status !== 201) throw new Error(`creating a volume answered ${r.status}: ${JSON.stringify(r.body)}`);
       return r.body.data.id;
     };
-    w = { owner, projectId: await newProject(), newProject, newDeployment, newVolume };
+    const newDatabase = async (projectId: string) => {
+      const r = await owner.post<{ data: { id: string } }>('/platform/databases', {
+        projectId,
+        engine: 'redis',
+        name: `db-${randomUUID().slice(0, 8)}`,
+        sizeGb: 1,
+      });
+      if (r.status !== 201) throw new Error(`creating a database answered ${r.status}: ${JSON.stringify(r.body)}`);
+      return r.body.data.id;
+    };
+    w = { owner, projectId: await newProject(), newProject, newDeployment, newVolume, newDatabase };
   });
   afterAll(() => h?.stop());
 

@@ -107,6 +107,18 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
         .data as Body
     ).id as string;
 
+    const databaseId = (
+      ok(
+        await a.post<{ data: Body }>('/platform/databases', {
+          projectId,
+          engine: 'postgresql',
+          name: 'a-db',
+          sizeGb: 1,
+        }),
+        'database',
+      ).data as Body
+    ).id as string;
+
     // The AI builder: a provider, a session with a checkpoint and a share in A's project; B's own project to remix into.
     const builderProjects = createProjectStore(h.db);
     const builderProject = async (orgId: string, userId: string) => {
@@ -181,6 +193,13 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       '/platform/users': orgA.userId,
       '/platform/volumes': volumeId,
       '/platform/deployments/{id}/volumes': volumeId,
+      '/platform/databases': databaseId,
+      // A's database by its own ID under a path of A's deployment: B is refused on the deployment first.
+      '/platform/deployments/{id}/databases': databaseId,
+      '/platform/deployments/{id}/databases/{dbId}/backups': randomUUID(),
+      '/platform/databases/{id}/backups': randomUUID(),
+      '/platform/databases/{id}/snapshots': randomUUID(),
+      '/platform/databases/{id}/links': deploymentId,
     };
     // Bodies that point at A's resources, where a route takes one.
     const bodyFor: Record<string, unknown> = {
@@ -218,6 +237,10 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       'POST /platform/volumes': { name: 'b-steal', sizeGb: 1, projectId },
       // A's volume onto A's deployment, through B.
       'POST /platform/deployments/{id}/volumes': { volumeId, mountPath: '/data' },
+      // A's project through B's own managed database; A's deployment linked to A's database.
+      'POST /platform/databases': { projectId, engine: 'postgresql', name: 'b-steal', sizeGb: 1 },
+      'POST /platform/databases/{id}/links': { deploymentId },
+      'POST /platform/deployments/{id}/databases': { engine: 'redis' },
       // A's Git token and A's user through B's own resources.
       'POST /platform/projects': {
         name: 'b-steal',
@@ -250,7 +273,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       projectId,
       orgA.userId,
     ];
-    aIds.push(providerId, sessionId, checkpointId, slug, volumeId);
+    aIds.push(providerId, sessionId, checkpointId, slug, volumeId, databaseId);
 
     const doc = (await (await fetch(`${h.baseUrl}/openapi.json`)).json()) as Doc;
     const swept: string[] = [];
@@ -310,6 +333,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
     // Everything of A's is still there and unchanged.
     expect((await a.get<Body>(`/compat/deployments/${deploymentId}`)).status).toBe(200);
     expect((await a.get<Body>(`/platform/volumes/${volumeId}`)).status).toBe(200);
+    expect((await a.get<Body>(`/platform/databases/${databaseId}`)).status).toBe(200);
     expect(
       (await a.get<{ data: { id: string; revokedAt: string | null }[] }>('/platform/tokens')).body.data,
     ).toContainEqual(expect.objectContaining({ id: tokenId, revokedAt: null }));

@@ -31,8 +31,11 @@ describe('the permissions table', () => {
       'deployment.logs',
       'project.read',
       'volume.read',
+      'database.read',
       'token.manage',
     ]);
+    expect(roleAllows('viewer', 'database.reveal')).toBe(false);
+    expect(roleAllows('viewer', 'database.create')).toBe(false);
     expect(roleAllows('viewer', 'deployment.create')).toBe(false);
     expect(roleAllows('viewer', 'volume.create')).toBe(false);
     expect(roleAllows('viewer', 'volume.delete')).toBe(false);
@@ -82,5 +85,18 @@ describe('the permissions table', () => {
     expect(row('deployment.create')).toEqual(['`deployment.create`', '✓', '✓', '✓', '–', '✓', '✓', '–']);
     expect(row('token.manage')).toEqual(['`token.manage`', '✓', '✓', '✓', '✓', 'n/a', 'n/a', 'n/a']);
     for (const line of lines) expect(cells(line)).toHaveLength(1 + ORG_ROLES.length + PROJECT_ROLES.length);
+  });
+});
+
+describe('database.reveal, a permission apart', () => {
+  it('is held by org owners and admins, and below them only inside a project, by its admins', () => {
+    expect(roleAllows('owner', 'database.reveal')).toBe(true);
+    expect(roleAllows('admin', 'database.reveal')).toBe(true);
+    expect(isProjectOnly('database.reveal')).toBe(true);
+    expect(projectRoleAllows('admin', 'database.reveal')).toBe(true);
+    expect(projectRoleAllows('developer', 'database.reveal')).toBe(false);
+    expect(projectRoleAllows('viewer', 'database.reveal')).toBe(false);
+    // Creating, backing up or restoring a database gives no read of its credentials.
+    expect(projectRoleAllows('developer', 'database.restore')).toBe(true);
   });
 });

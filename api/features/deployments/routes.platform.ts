@@ -21,6 +21,7 @@ import {
 } from './schemas.observe';
 import {
   Accepted,
+  DestroyQuery,
   PlatformDeployment,
   PlatformDeploymentList,
   PlatformDeployRequest,
@@ -131,11 +132,11 @@ export function platformDeploymentRoutes(ctx: DeploymentsContext): RouteDef[] {
       path: '/deployments/:id',
       summary: 'Destroy a deployment: permanent, releases everything it held (the same destroy as the compat API)',
       tags,
-      request: { params: DeploymentIdParams },
+      request: { params: DeploymentIdParams, query: DestroyQuery },
       before: [can('deployment.manage', itsProject)],
       responses: { 204: { description: 'Destroyed; every later read of the ID is 404' } },
-      handler: async ({ params }, req, res) => {
-        await deployments.destroy(principalOf(req), params.id);
+      handler: async ({ params, query }, req, res) => {
+        await deployments.destroy(principalOf(req), params.id, { keepDatabases: query.keepDatabases });
         res.status(204).end();
       },
     }),

@@ -64,6 +64,19 @@ export const PlatformDeployRequest = z
   });
 export type PlatformDeployRequest = z.infer<typeof PlatformDeployRequest>;
 
+export const DestroyQuery = z
+  .object({
+    keepDatabases: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true')
+      .meta({
+        description:
+          "true: the deployment's databases are kept, as managed databases of its project (data and backups with them); false (the default): they are destroyed with it",
+      }),
+  })
+  .strict();
+
 export const PlatformListQuery = ListQuery.extend({
   projectId: z.string().min(1).max(200).optional().meta({ description: "Only this project's deployments" }),
 });

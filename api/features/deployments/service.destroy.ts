@@ -25,7 +25,7 @@ export function createDestroy(
      * create) starts straight into its destroy and the create's own start finds it taken. Should the api stop, or
      * Temporal not answer, after the intent, the reconciler schedule hides the record and tells the workflow.
      */
-    async destroy(principal: Principal, id: string): Promise<void> {
+    async destroy(principal: Principal, id: string, opts: { keepDatabases?: boolean } = {}): Promise<void> {
       const orgId = principal.org._id;
       const record = await store.get(orgId, id);
       if (!record) throw deploymentNotFound(id);
@@ -36,6 +36,7 @@ export function createDestroy(
         requestedBy: principal.user._id,
         requestedAt: new Date(),
         ...(requestId ? { requestId } : {}),
+        ...(opts.keepDatabases ? { keepDatabases: true } : {}),
       });
       // Before the hide, so a failure leaves the record live and the DELETE can be sent again: once hidden, a second
       // DELETE is a 404 and would never bury it. From here every status read is a 404, whatever a late write brings.
