@@ -21,6 +21,7 @@ import type { SalesStore } from '@shared/sales/store';
 import { createEnvSealer } from '@shared/secrets/deployment-env';
 import type { Vault } from '@shared/secrets/vault';
 import type { UploadStore } from '@shared/uploads/store';
+import { createStorageLedger } from '@shared/usage/storage-ledger';
 import { createVolumeStore } from '@shared/volumes/store';
 
 import { createBuilderGitActivities } from './builder-git';
@@ -115,6 +116,7 @@ export function createActivities(deps: ActivityDeps) {
     deps.db && createEngineVolumes({ docker: deps.engine.docker, instance, dir: deps.config.VOLUMES_DIR });
   const volumeStore = deps.db && createVolumeStore(deps.db);
   const databaseStore = deps.db && createDatabaseStore(deps.db);
+  const ledger = deps.db && createStorageLedger(deps.db);
   const credentials = createCredentialSealer(deps.config.SECRETS_KEY);
   // A release's references to databases read their URLs here, as its containers start.
   const envRefs =
@@ -191,9 +193,11 @@ export function createActivities(deps: ActivityDeps) {
       ? createBuilderGitActivities({ db: deps.db, s3: deps.s3, vault: deps.vault, config: deps.config })
       : {}),
     // Persistent volumes: their storage on the engine's host, and their records.
-    ...(volumeStorage && volumeStore ? createVolumeActivities({ storage: volumeStorage, store: volumeStore }) : {}),
+    ...(volumeStorage && volumeStore && ledger
+      ? createVolumeActivities({ storage: volumeStorage, store: volumeStore, ledger })
+      : {}),
     // Databases: their servers (containers on the org's network, data on a volume of their own), dumps and loads.
-    ...(volumeStorage && databaseStore
+    ...(volumeStorage && databaseStore && ledger
       ? createDatabaseActivities({
           engine: createEngineDatabases({
             docker: deps.engine.docker,
@@ -208,6 +212,7 @@ export function createActivities(deps: ActivityDeps) {
           }),
           storage: volumeStorage,
           store: databaseStore,
+          ledger,
           sealer: credentials,
           s3: deps.s3,
           bucket: deps.config.S3_BUCKET,

@@ -27,9 +27,11 @@ import { backupObjectKey } from '@shared/databases/keys';
 import type { DatabaseStore } from '@shared/databases/store';
 import type { BackupRecord, BackupTrigger, DatabaseRecord, DatabaseStatus } from '@shared/databases/types';
 import { isDuplicateKey } from '@shared/db/mongo';
+import { backupFact, databaseFact, type StorageLedger } from '@shared/usage/storage-ledger';
 
 import type { DatabaseSpec, EngineDatabases } from '../providers/engine-databases';
 import { type EngineVolumes, VolumeStorageError } from '../providers/engine-volumes';
+import { scheduledAt } from '../scheduled-at';
 import { retentionVictims } from './retention';
 
 /** How often a long step tells Temporal it is alive: a worker killed mid-step is noticed within the timeout. */
@@ -70,6 +72,8 @@ export interface DatabaseActivityDeps {
   engine: Pick<EngineDatabases, 'start' | 'remove' | 'dump' | 'restore'>;
   storage: Pick<EngineVolumes, 'ensure' | 'remove'>;
   store: DatabaseStore;
+  /** Where the storage of databases and backups is dated, for usage: written as each appears and goes. */
+  ledger: Pick<StorageLedger, 'started' | 'ended'>;
   sealer: Pick<CredentialSealer, 'open'>;
   s3: S3Client;
   bucket: string;
@@ -82,7 +86,7 @@ export interface DatabaseActivityDeps {
  * store and back, and the records. Each may run again safely: a retried step finds what the first attempt made.
  */
 export function createDatabaseActivities(deps: DatabaseActivityDeps) {
-  const { store, s3, bucket } = deps;
+  const { store, s3, bucket, ledger } = deps;
   const scratch = deps.scratchDir ?? os.tmpdir();
 
   async function database(databaseId: string): Promise<DatabaseRecord> {
@@ -103,6 +107,16 @@ export function createDatabaseActivities(deps: DatabaseActivityDeps) {
     const b = await store.backups.getAny(backupId);
     if (!b) throw ours('BackupUnknown', `backup ${backupId} has no record`);
     return b;
+  }
+
+  /**
+   * The backup's object removed, then the ledger's end (a complete backup held bytes until now), then its record marked
+   * deleted: a step cut short anywhere finds the record as it was and does the rest.
+   */
+  async function deleteBackup(b: BackupRecord, at: Date): Promise<void> {
+    await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: b.objectKey }));
+    if (b.status === 'complete') await ledger.ended(backupFact(b, at));
+    await store.backups.finish(b._id, { status: 'deleted' });
   }
 
   /** Multipart uploads to `key` left by an attempt that died: aborted, so nothing of them stays in the bucket. */
@@ -147,6 +161,10 @@ export function createDatabaseActivities(deps: DatabaseActivityDeps) {
   return {
     async recordDatabaseStatus(input: { databaseId: string; status: DatabaseStatus; error: string | null }) {
       await store.setStatus(input.databaseId, input.status, input.error);
+      if (input.status !== 'ready') return;
+      // Ready again after a restore in place: the start already written stands.
+      const d = await store.getAny(input.databaseId);
+      if (d) await ledger.started(databaseFact(d, scheduledAt()));
     },
 
     /** What the database's own workflow starts with, read from its record. */
@@ -155,7 +173,10 @@ export function createDatabaseActivities(deps: DatabaseActivityDeps) {
       return { databaseId: d._id, orgId: d.orgId, engine: d.engine, sizeGb: d.sizeGb, volumeId: d.volumeId };
     },
 
+    /** Runs once server and storage are removed: the ledger's end first, so a retry after the record is gone misses nothing. */
     async removeDatabaseRecord(input: { databaseId: string }) {
+      const d = await store.getAny(input.databaseId);
+      if (d) await ledger.ended(databaseFact(d, scheduledAt()));
       await store.remove(input.databaseId);
     },
 
@@ -178,13 +199,11 @@ export function createDatabaseActivities(deps: DatabaseActivityDeps) {
     async removeDatabaseBackups(input: { databaseId: string }) {
       const d = await store.getAny(input.databaseId);
       if (!d) return;
+      const at = scheduledAt();
       for (;;) {
         const { items } = await store.backups.list(d.orgId, d._id, { limit: 100, offset: 0 });
         if (items.length === 0) return;
-        for (const b of items) {
-          await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: b.objectKey }));
-          await store.backups.finish(b._id, { status: 'deleted' });
-        }
+        for (const b of items) await deleteBackup(b, at);
       }
     },
 
@@ -280,6 +299,9 @@ export function createDatabaseActivities(deps: DatabaseActivityDeps) {
         }
       }
       await store.backups.finish(backupId, change);
+      if (change.status !== 'complete') return;
+      const b = await store.backups.getAny(backupId);
+      if (b) await ledger.started(backupFact({ ...b, sizeBytes: change.sizeBytes }, scheduledAt()));
     },
 
     /** Reads the backup's object whole and checks its size and SHA-256 against the record; changes nothing. */
@@ -326,11 +348,9 @@ export function createDatabaseActivities(deps: DatabaseActivityDeps) {
      */
     async applyRetention(input: { databaseId: string; retain: Retention; now?: number }): Promise<string[]> {
       const complete = await store.backups.complete(input.databaseId);
-      const victims = retentionVictims(complete, input.retain, new Date(input.now ?? Date.now()));
-      for (const b of victims) {
-        await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: b.objectKey }));
-        await store.backups.finish(b._id, { status: 'deleted' });
-      }
+      const now = new Date(input.now ?? scheduledAt().getTime());
+      const victims = retentionVictims(complete, input.retain, now);
+      for (const b of victims) await deleteBackup(b, now);
       return victims.map((b) => b._id);
     },
   };

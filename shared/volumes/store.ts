@@ -27,6 +27,9 @@ export function createVolumeStore(db: Db) {
     /** The org's volume, or null: another organisation's volume reads as absent. */
     get: (orgId: string, volumeId: string) => guard('volumes.get', () => volumes.findOne({ _id: volumeId, orgId })),
 
+    /** By ID alone: for the volume's workflow, which the api started for this volume. */
+    getAny: (volumeId: string) => guard('volumes.getAny', () => volumes.findOne({ _id: volumeId })),
+
     /**
      * By name; `projectId` narrows the list to that project's volumes, `visibleProjects` to the organisation's own
      * and those projects' (a caller below org admin sees the projects it belongs to).

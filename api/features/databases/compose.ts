@@ -1,6 +1,7 @@
 import { createCredentialSealer } from '@shared/databases/credentials';
 import { createDatabaseStore } from '@shared/databases/store';
 import { createAttachmentStore } from '@shared/deployments/attachments';
+import { createStorageLedger } from '@shared/usage/storage-ledger';
 
 import type { Core } from '../../core';
 import type { DeploymentsContext } from '../deployments/compose';
@@ -15,6 +16,9 @@ export type DatabasesNeeds = Pick<DeploymentsContext, 'deployments'>;
 export async function composeDatabases(core: Core, needs: DatabasesNeeds) {
   const store = createDatabaseStore(core.db);
   await store.ensureIndexes();
+  // Written by the worker as storage appears and goes, and by snapshot deletes here.
+  const ledger = createStorageLedger(core.db);
+  await ledger.ensureIndexes();
   const databases = createDatabaseService({
     store,
     sealer: createCredentialSealer(core.config.SECRETS_KEY),
@@ -40,6 +44,7 @@ export async function composeDatabases(core: Core, needs: DatabasesNeeds) {
       taskQueue: core.config.TEMPORAL_TASK_QUEUE,
       s3: core.s3,
       bucket: core.config.S3_BUCKET,
+      ledger,
     }),
   };
 }

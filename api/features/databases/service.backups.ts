@@ -27,6 +27,7 @@ import type { BackupRecord, BackupTrigger, DatabaseRecord } from '@shared/databa
 import { databaseWorkflowVisibility } from '@shared/databases/visibility';
 import { AppError } from '@shared/errors';
 import type { Principal } from '@shared/identity/service';
+import { backupFact, type StorageLedger } from '@shared/usage/storage-ledger';
 
 import type { DatabaseService } from './service';
 
@@ -37,6 +38,7 @@ export interface BackupServiceDeps {
   taskQueue: string;
   s3: S3Client;
   bucket: string;
+  ledger: Pick<StorageLedger, 'ended'>;
 }
 
 const BACKUPS: BackupTrigger[] = ['manual', 'schedule', 'safety'];
@@ -243,6 +245,9 @@ export function createBackupService(deps: BackupServiceDeps) {
           snapshotId: s._id,
         });
       await deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: s.objectKey }));
+      // The ledger's end once the object is gone, and before the record stops saying complete: a delete cut short
+      // between them is asked again and writes it then.
+      if (s.status === 'complete') await deps.ledger.ended(backupFact(s, new Date()));
       await store.backups.finish(s._id, { status: 'deleted' });
     },
 
