@@ -6,6 +6,7 @@ import {
   ScheduleAlreadyRunning,
   ScheduleNotFoundError,
   ScheduleOverlapPolicy,
+  ServiceError,
   WorkflowExecutionAlreadyStartedError,
 } from '@temporalio/client';
 
@@ -43,6 +44,23 @@ export interface BackupServiceDeps {
 
 const BACKUPS: BackupTrigger[] = ['manual', 'schedule', 'safety'];
 const SNAPSHOTS: BackupTrigger[] = ['snapshot'];
+
+/**
+ * Why Temporal refused a schedule's spec, or undefined when the failure was something else: the client throws a
+ * TypeError for an invalid spec (a cron it cannot parse), and a ServiceError whose cause is the server's
+ * INVALID_ARGUMENT for other refusals of the request.
+ */
+function scheduleRefusal(err: unknown): string | undefined {
+  if (err instanceof TypeError) return err.message;
+  if (err instanceof ServiceError) {
+    const cause = err.cause as { code?: number; details?: string } | undefined;
+    if (cause?.code === GRPC_INVALID_ARGUMENT) return cause.details ?? 'the server called it invalid';
+  }
+  return undefined;
+}
+
+/** gRPC's status code for a request the server refuses as invalid. */
+const GRPC_INVALID_ARGUMENT = 3;
 
 export const backupNotFound = (id: string, what = 'backup') =>
   new AppError('BACKUP_NOT_FOUND', `No ${what} ${id} of this database; list them with GET …/${what}s.`, {
@@ -283,20 +301,19 @@ export function createBackupService(deps: BackupServiceDeps) {
             action: options.action,
             policies: { ...prev.policies, ...options.policies },
           }));
-          // The memo is what GET shows: a schedule's memo cannot be updated in place, so it is written with the new
-          // schedule — delete and create, in that order, keeps one schedule per database.
+          // The update first, so a spec the server refuses leaves the schedule as it was. The memo is what GET shows
+          // and cannot be updated in place: it is written with the schedule made again.
           await scheduleHandle(d._id).delete();
           await deps.temporal.schedule.create({ scheduleId: backupScheduleId(d._id), ...options });
         }
       } catch (err) {
-        const text = err instanceof Error ? err.message : String(err);
-        if (/invalid|cron|parse/i.test(text) && !(err instanceof ScheduleAlreadyRunning))
-          throw new AppError(
-            'INVALID_REQUEST',
-            `The schedule was refused: ${text.replace(/^\d+ [A-Z_]+: /, '')}. Give a five-field cron expression such as "0 3 * * *" and an IANA time zone.`,
-            { field: 'cron' },
-          );
-        throw err;
+        const why = scheduleRefusal(err);
+        if (why === undefined) throw err;
+        throw new AppError(
+          'INVALID_REQUEST',
+          `The schedule was refused: ${why}. Give a five-field cron expression such as "0 3 * * *" and an IANA time zone such as "Europe/Paris".`,
+          { field: 'cron' },
+        );
       }
       return describeSchedule(d);
     },
