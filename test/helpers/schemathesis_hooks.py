@@ -73,6 +73,13 @@ REFUSALS_NO_SCHEMA_STATES = [
     ("live deployment", "whether the project holds live deployments is stored state", "DELETE /platform/projects/{id}"),
     # A change is checked on the project as it will be: without repoUrl in the body, whether one is stored decides.
     ("gitTokenSecretId needs the repoUrl", "the project's stored repoUrl", "PUT /platform/projects/{id}"),
+    # A mount path's pattern states absolute and normal; the runtime's own directories (/proc, /sys, /dev) and the
+    # length in UTF-8 bytes would take lookaheads, which make generating each matching value slow (as image names).
+    ("cannot be mounted at", "a path under the runtime's own directories, which a pattern says only with lookaheads", "POST /platform/deployments/{id}/volumes", "POST /platform/deployments"),
+    # A cron expression's grammar (five fields, each a range of its own: minutes 0-59, hours 0-23, …) is Temporal's
+    # to parse; the pattern states its characters only.
+    ("The schedule was refused", "a cron expression's grammar and ranges", "PUT /platform/databases/{id}/backup-schedule", "PUT /platform/deployments/{id}/databases/{dbId}/backup-schedule"),
+    ("may be at most 4096 bytes long", "a length in UTF-8 bytes, which no JSON Schema keyword counts", "POST /platform/deployments/{id}/volumes", "POST /platform/deployments"),
 ]
 
 # Left unspent on each token: the checks' own probes (the same request again, another method) carry the case's token
