@@ -158,3 +158,57 @@ async function redisCli(h: Harness, id: string, c: Credentials, args: string[]) 
 
 /** The PostgreSQL helper for a test that needs its own statements. */
 export const psql = (h: Harness, id: string, c: Credentials, text: string) => sql(h, id, c, text);
+
+const hex8 = (random: string) => Array(8).fill(random).join(', ');
+
+/**
+ * Fills a database with about 100 MB that does not compress much (so its dump takes seconds and crosses several
+ * upload parts), and counts what it holds: the rows of table `big`, or the keys `big:*`.
+ */
+export const BULK: Record<
+  DatabaseEngine,
+  {
+    fill(h: Harness, id: string, c: Credentials): Promise<void>;
+    count(h: Harness, id: string, c: Credentials): Promise<string>;
+  }
+> = {
+  postgresql: {
+    fill: async (h, id, c) => {
+      await sql(
+        h,
+        id,
+        c,
+        `CREATE TABLE big AS SELECT g AS id, concat(${hex8('md5(random()::text)')}) AS v FROM generate_series(1, 400000) g`,
+      );
+    },
+    count: async (h, id, c) => (await sql(h, id, c, 'SELECT count(*) FROM big')).trim(),
+  },
+  mariadb: {
+    fill: async (h, id, c) => {
+      await sql(
+        h,
+        id,
+        c,
+        `CREATE TABLE big AS SELECT seq AS id, CONCAT(${hex8('MD5(RAND())')}) AS v FROM seq_1_to_400000`,
+        'mariadb',
+      );
+    },
+    count: async (h, id, c) => (await sql(h, id, c, 'SELECT COUNT(*) FROM big', 'mariadb')).trim(),
+  },
+  redis: {
+    fill: async (h, id, c) => {
+      // 64 random blocks of 400 characters, one per key with its number: each value as random as the block.
+      const script = `
+        local blocks = {}
+        for b = 1, 64 do
+          local t = {}
+          for i = 1, 400 do t[i] = string.char(33 + math.random(0, 90)) end
+          blocks[b] = table.concat(t)
+        end
+        for i = 1, 200000 do redis.call('SET', 'big:' .. i, blocks[(i % 64) + 1] .. i) end
+        return 1`;
+      await redisCli(h, id, c, ['EVAL', script, '0']);
+    },
+    count: async (h, id, c) => (await redisCli(h, id, c, ['EVAL', "return #redis.call('KEYS', 'big:*')", '0'])).trim(),
+  },
+};

@@ -14,7 +14,7 @@ import {
   type ScheduledBackupInput,
 } from '@shared/contracts/database';
 import { createCredentialSealer } from '@shared/databases/credentials';
-import { databaseHost, ENGINE_PORT, generateCredentials } from '@shared/databases/engines';
+import { DATABASE_ENGINES, databaseHost, ENGINE_PORT, generateCredentials } from '@shared/databases/engines';
 import { createDatabaseStore } from '@shared/databases/store';
 import { instanceId } from '@shared/instance';
 
@@ -105,7 +105,7 @@ describe('database backup schedules', () => {
  * no Schedules of its own): retention removes the schedule's backups past `retain`, and a run whose backup failed
  * removes nothing, so the newest good backup stays however old it grows.
  */
-describe('scheduled backups under time-skipping', () => {
+describe.each(DATABASE_ENGINES)('%s: scheduled backups under time-skipping', (engine) => {
   let env: TestWorkflowEnvironment;
   let h: Harness;
   let dir: string;
@@ -124,7 +124,7 @@ describe('scheduled backups under time-skipping', () => {
       }
     }
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-db-skip-'));
-    h = await startHarness('db-skip', { TEMPORAL_ADDRESS: env.address, VOLUMES_DIR: dir });
+    h = await startHarness(`db-skip-${engine}`, { TEMPORAL_ADDRESS: env.address, VOLUMES_DIR: dir });
   }, 180_000);
   afterAll(async () => {
     await h?.stop();
@@ -146,16 +146,16 @@ describe('scheduled backups under time-skipping', () => {
       projectId: org.projectId,
       kind: 'managed',
       deploymentId: null,
-      engine: 'postgresql',
+      engine,
       name: 'app',
       nameKey: `${org.orgId}/managed/app`,
       sizeGb: 1,
       volumeId: randomUUID(),
       host: databaseHost(id),
-      port: ENGINE_PORT.postgresql,
+      port: ENGINE_PORT[engine],
       credentialsSealed: createCredentialSealer(h.config.SECRETS_KEY).seal(
         { _id: id, orgId: org.orgId },
-        generateCredentials('postgresql'),
+        generateCredentials(engine),
       ),
       status: 'creating',
       error: null,
@@ -167,7 +167,7 @@ describe('scheduled backups under time-skipping', () => {
     await env.client.workflow.start(DATABASE_WORKFLOW, {
       taskQueue: h.taskQueue,
       workflowId: databaseWorkflowId(id),
-      args: [{ databaseId: id, orgId: org.orgId, engine: 'postgresql', sizeGb: 1, volumeId: record.volumeId }],
+      args: [{ databaseId: id, orgId: org.orgId, engine, sizeGb: 1, volumeId: record.volumeId }],
     });
     await databaseReads(api, `/platform/databases/${id}`);
     const input: ScheduledBackupInput = { databaseId: id, orgId: org.orgId, retain: { days: 1 } };

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 
 import { DATABASE_ENGINES, type DatabaseEngine } from '@shared/databases/engines';
 import { createDatabaseStore } from '@shared/databases/store';
@@ -154,5 +154,18 @@ describe.each(DATABASE_ENGINES)('%s: backups proven by restoring them', (engine:
     made.push(badNew.body.data.databaseId);
     const failed = await databaseReads(api, `/platform/databases/${badNew.body.data.databaseId}`, 'failed');
     expect(failed.error).toMatch(/is corrupt/);
+
+    // A backup whose object is gone: refused as missing, the database as it was.
+    await h.s3.send(new DeleteObjectCommand({ Bucket: h.config.S3_BUCKET, Key: record!.objectKey }));
+    const gone = await api.post<RestoreBody>(`/platform/databases/${id}/backups/${done.id}/restore`, {
+      target: 'in_place',
+      confirm: true,
+    });
+    const missing = await h.temporal.workflow
+      .getHandle(`restore/${gone.body.data.restoreId}`)
+      .result()
+      .catch((err: unknown) => err);
+    expect(String((missing as Error).cause ?? missing)).toMatch(/is missing from the object store/);
+    expect(await data.read(h, id, creds)).toEqual(['a', 'b']);
   }, 900_000);
 });
