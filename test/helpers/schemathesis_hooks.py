@@ -76,6 +76,9 @@ REFUSALS_NO_SCHEMA_STATES = [
     # A mount path's pattern states absolute and normal; the runtime's own directories (/proc, /sys, /dev) and the
     # length in UTF-8 bytes would take lookaheads, which make generating each matching value slow (as image names).
     ("cannot be mounted at", "a path under the runtime's own directories, which a pattern says only with lookaheads", "POST /platform/deployments/{id}/volumes", "POST /platform/deployments"),
+    # One writer: a deployment with a volume runs one instance. The rule relates two fields (volumes non-empty, then
+    # replicas at most 1), which the document would state only with if/then.
+    ("a deployment with a volume runs one instance", "volumes and replicas together", "POST /platform/deployments"),
     # A cron expression's grammar (five fields, each a range of its own: minutes 0-59, hours 0-23, …) is Temporal's
     # to parse; the pattern states its characters only.
     ("The schedule was refused", "a cron expression's grammar and ranges", "PUT /platform/databases/{id}/backup-schedule", "PUT /platform/deployments/{id}/databases/{dbId}/backup-schedule"),
