@@ -76,6 +76,9 @@ REFUSALS_NO_SCHEMA_STATES = [
     # A mount path's pattern states absolute and normal; the runtime's own directories (/proc, /sys, /dev) and the
     # length in UTF-8 bytes would take lookaheads, which make generating each matching value slow (as image names).
     ("cannot be mounted at", "a path under the runtime's own directories, which a pattern says only with lookaheads", "POST /platform/deployments/{id}/volumes", "POST /platform/deployments"),
+    # A webhook is called over HTTP: format "uri" admits every scheme (a run met a redis:// URL another answer held),
+    # and a pattern beside it made generating URIs slow; the field's description states the scheme.
+    ("an http:// or https:// URL", "the scheme a URI field takes", "PUT /platform/sales/webhook"),
     # One writer: a deployment with a volume runs one instance. The rule relates two fields (volumes non-empty, then
     # replicas at most 1), which the document would state only with if/then.
     ("a deployment with a volume runs one instance", "volumes and replicas together", "POST /platform/deployments"),

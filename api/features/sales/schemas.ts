@@ -6,7 +6,9 @@ const currency = z.string().regex(/^[A-Za-z]{3}$/, 'a three-letter currency code
 
 export const SetWebhookRequest = z
   .object({
-    url: z.url({ protocol: /^https?$/ }).meta({ description: 'http(s) endpoint that receives the events' }),
+    url: z
+      .url({ protocol: /^https?$/, error: 'an http:// or https:// URL (the endpoint that receives the events)' })
+      .meta({ description: 'The http:// or https:// endpoint that receives the events (no other scheme)' }),
     rotateImmediately: z
       .boolean()
       .default(false)
