@@ -54,6 +54,11 @@ describe('replay of histories recorded from earlier workflow code', () => {
         'upload-expiry',
         'volume-in-use-then-deleted',
         'volume-failed-deleted',
+        'database-created-deleted',
+        'database-backup',
+        'database-restore-new',
+        'database-restore-in-place',
+        'database-scheduled-backup',
       ]),
     );
   });
