@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, type LogEntry, NativeConnection, Runtime } from '@temporalio/worker';
 import type { DestinationStream } from 'pino';
 
+import { createEngineVolumes } from '@activities/providers/engine-volumes';
 import { ensureHostIsolation } from '@activities/providers/host-firewall';
 import { buildApp } from '@api/app';
 import { composeApi } from '@api/compose';
@@ -15,6 +18,7 @@ import { connectMongo } from '@shared/db/mongo';
 import { createLogStore } from '@shared/deployments/logs-store';
 import { createDeploymentStore } from '@shared/deployments/store';
 import { createDockerClient } from '@shared/engine/docker-client';
+import { instanceId } from '@shared/instance';
 import { createLogger } from '@shared/logger';
 import { createProjectStore } from '@shared/projects/store';
 import { createRedis } from '@shared/redis';
@@ -138,6 +142,12 @@ export async function startHarness(
           .remove()
           .catch(() => undefined);
     }
+    // The storage of volumes and databases a test left (each a loop-mounted image, which outlives the process): this
+    // harness's instance has a directory of its own under VOLUMES_DIR, so everything in it is this harness's.
+    const storage = createEngineVolumes({ docker, instance: instanceId(config), dir: config.VOLUMES_DIR });
+    const images = await fs.readdir(path.join(config.VOLUMES_DIR, instanceId(config))).catch(() => [] as string[]);
+    for (const file of images.filter((f) => f.endsWith('.img')))
+      await storage.remove(file.slice(0, -'.img'.length)).catch(() => undefined);
   };
 
   return {

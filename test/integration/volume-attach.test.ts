@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 
 import { LABELS } from '@shared/constants';
 
@@ -27,9 +30,13 @@ describe('volumes attached to deployments', () => {
   let h: Harness;
   let image: string;
   let api: Api;
+  let dir: string;
 
   beforeAll(async () => {
+    // A directory of the test's own: the worktree's .data/volumes is npm start's.
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-volume-attach-'));
     h = await startHarness('volume-attach', {
+      VOLUMES_DIR: dir,
       RATE_LIMIT_PLATFORM_PER_15MIN: '100000',
       RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: '100000',
       DEPLOY_READY_TIMEOUT_S: '30',
@@ -39,6 +46,7 @@ describe('volumes attached to deployments', () => {
   });
   afterAll(async () => {
     await h?.stop();
+    await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
   });
 
   const get = async (id: string) => (await api.get<{ data: Deployment }>(`/platform/deployments/${id}`)).body.data;
@@ -197,10 +205,14 @@ describe('volumes attached to deployments', () => {
     expect(await command(id, again.body.data.command.id)).toMatchObject({ state: 'succeeded' });
     expect(await exec(id, ['/bin/busybox', 'cat', '/srv/state/file'])).toBe('kept\n');
     expect((await api.call('DELETE', `/platform/deployments/${id}`)).status).toBe(204);
-    await eventually(
-      async () => (await api.call('DELETE', `/platform/volumes/${volumeId}`)).status === 202 || undefined,
-      'the volume deletable once its deployment is gone',
-    );
+    // Deleted once its deployment's containers are gone: a delete the engine still refused (a container not yet
+    // removed) leaves the volume ready, and is sent again.
+    await eventually(async () => {
+      const r = await api.call('DELETE', `/platform/volumes/${volumeId}`);
+      if (r.status === 404) return true;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      return (await api.get(`/platform/volumes/${volumeId}`)).status === 404 || undefined;
+    }, 'the volume deleted once its deployment is gone');
     await api.call('DELETE', `/platform/deployments/${otherId}`);
   });
 });
