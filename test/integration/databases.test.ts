@@ -52,7 +52,8 @@ describe.each(DATABASE_ENGINES)('%s: backups proven by restoring them', (engine:
       ).catch(() => undefined);
     await h?.stop();
     await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
-  });
+    // Each delete is waited for, one after another: minutes on a loaded machine.
+  }, 600_000);
 
   const connection = async (id: string) =>
     (await api.get<{ data: Credentials }>(`/platform/databases/${id}/connection`)).body.data;
