@@ -189,6 +189,11 @@ const schema = z.object({
   WEBHOOK_OUTBOX_SWEEP_S: z.coerce.number().int().min(1).default(60),
   /** How long a deployment command's request waits for its workflow to take it before answering 202 anyway. */
   DEPLOYMENT_COMMAND_ACCEPT_WAIT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  /**
+   * How long POST …/messages waits for its turn to end before answering 202 with where to follow it (the turn goes on):
+   * a turn that outlasts a client's patience, or one no worker has taken yet, never holds a request open for good.
+   */
+  BUILDER_MESSAGE_WAIT_S: z.coerce.number().int().min(1).max(3600).default(600),
   SALES_ATTEMPT_WAIT_MS: z.coerce.number().int().min(100).max(60_000).default(12_000),
   RATE_LIMIT_ENTITLEMENTS_PER_MIN: z.coerce.number().int().min(1).default(120),
 

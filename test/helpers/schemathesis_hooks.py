@@ -79,6 +79,13 @@ REFUSALS_NO_SCHEMA_STATES = [
     # A webhook is called over HTTP: format "uri" admits every scheme (a run met a redis:// URL another answer held),
     # and a pattern beside it made generating URIs slow; the field's description states the scheme.
     ("an http:// or https:// URL", "the scheme a URI field takes", "PUT /platform/sales/webhook"),
+    # The AI builder's session state: what it holds decides, which no request carries (a run that made a session met
+    # each of these).
+    ("has no files to publish yet", "whether the session holds files", "POST /platform/builder/sessions/{id}/publish"),
+    ("has no files to share yet", "whether the session holds files", "POST /platform/builder/sessions/{id}/share"),
+    ("has no sandbox yet", "whether a sandbox was configured before", "POST /platform/builder/sessions/{id}/sandbox/sync"),
+    ("is a file, so", "one path of the array a prefix of another's, which no JSON Schema keyword relates", "PUT /platform/builder/sessions/{id}/files"),
+    (" offers ", "the models the session's provider offers", "PUT /platform/builder/sessions/{id}/model"),
     # One writer: a deployment with a volume runs one instance. The rule relates two fields (volumes non-empty, then
     # replicas at most 1), which the document would state only with if/then.
     ("a deployment with a volume runs one instance", "volumes and replicas together", "POST /platform/deployments"),

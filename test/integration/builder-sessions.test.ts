@@ -297,3 +297,42 @@ describe('builder sessions', () => {
     expect((await a.api.get(`/platform/builder/shares/${slug}`)).status).toBe(200);
   });
 });
+
+/** A message's request waits for its turn BUILDER_MESSAGE_WAIT_S at most: here no worker takes the turn. */
+describe('builder messages whose turn has not ended', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness(
+      'builder-message-wait',
+      { RATE_LIMIT_PLATFORM_PER_15MIN: '100000', ALLOW_PRIVATE_AI_PROVIDERS: 'true', BUILDER_MESSAGE_WAIT_S: '1' },
+      { worker: false },
+    );
+  });
+  afterAll(() => h?.stop());
+
+  it('answers 202 with the turn running and where to follow it, instead of holding the request open', async () => {
+    const o = await h.newOrgWithProject();
+    const api = client(h, o.token);
+    const provider = await api.post<Data<{ id: string }>>('/platform/ai-providers', {
+      name: 'p',
+      kind: 'openai_compatible',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      apiKey: 'sk-abc',
+      defaultModel: 'm',
+    });
+    expect(provider.status).toBe(200);
+    const id = (
+      await api.post<Data<SessionBody>>('/platform/builder/sessions', { projectId: o.projectId, title: 'Waits' })
+    ).body.data.id;
+    const sent = await api.post<Data<{ turnId: string; status: string; eventsUrl: string }>>(
+      `/platform/builder/sessions/${id}/messages`,
+      { content: 'hello' },
+    );
+    expect(sent.status).toBe(202);
+    expect(sent.body.data).toEqual({
+      turnId: expect.any(String),
+      status: 'running',
+      eventsUrl: `/platform/builder/sessions/${id}/turns/${sent.body.data.turnId}/events`,
+    });
+  });
+});

@@ -50,6 +50,8 @@ describe('schemathesis against the OpenAPI document', () => {
         SALES_ATTEMPT_WAIT_MS: '3000',
         // Nor does any deployment command: it is answered 202 after this wait, as with a worker that is down.
         DEPLOYMENT_COMMAND_ACCEPT_WAIT_MS: '2000',
+        // Nor any builder turn: a message is answered 202 (running, follow it) after this wait.
+        BUILDER_MESSAGE_WAIT_S: '2',
         LOG_LEVEL: 'error',
       },
       // Deploys stay queued: what is checked is the HTTP contract, not the engine. The api's errors are kept, so a

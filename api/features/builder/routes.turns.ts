@@ -11,6 +11,7 @@ import {
   TurnEventsParams,
   TurnEventsQuery,
   TurnResultView,
+  TurnRunningView,
 } from './schemas';
 import { checkpointView, messageView } from './views';
 
@@ -23,8 +24,9 @@ const lastEventId = (req: Request): number => {
 const TURN_TEXT =
   'The model sees the file tree and the conversation, reads the files it asks for, and edits through tools (write_file, delete_file, rename_file); the turn ends with a checkpoint of what it changed and the assistant message. A provider that refuses the key ends the turn with error provider_auth; a rate limit is retried a bounded number of times, then ends it with rate_limited; either way the session takes the next message. One turn at a time per session: a second is 409 naming the running one.';
 
-export function builderTurnRoutes(deps: Pick<BuilderContext, 'builder' | 'builderTurns'>): RouteDef[] {
+export function builderTurnRoutes(deps: Pick<BuilderContext, 'builder' | 'builderTurns' | 'config'>): RouteDef[] {
   const { builder, builderTurns: turns } = deps;
+  const waitMs = deps.config.BUILDER_MESSAGE_WAIT_S * 1000;
   const tags = ['AI builder'];
   return [
     route({
@@ -38,11 +40,26 @@ export function builderTurnRoutes(deps: Pick<BuilderContext, 'builder' | 'builde
       audit: { resource: 'message', action: 'message.create', idField: 'turnId' },
       responses: {
         200: { description: 'The ended turn', schema: success(TurnResultView) },
+        202: {
+          description:
+            'The turn had not ended after BUILDER_MESSAGE_WAIT_S (600 s by default): it goes on; follow it at eventsUrl',
+          schema: success(TurnRunningView),
+        },
         409: { description: 'A turn is running in this session (details.turnId)' },
       },
       handler: async ({ params, body }, req, res) => {
         const { turnId, sessionId } = await turns.start(principalOf(req), params.id, body);
-        const r = await turns.result(sessionId, turnId);
+        const r = await turns.result(sessionId, turnId, new Date(Date.now() + waitMs));
+        if (!r) {
+          res.status(202).json(
+            ok({
+              turnId,
+              status: 'running' as const,
+              eventsUrl: `${req.baseUrl}/builder/sessions/${sessionId}/turns/${turnId}/events`,
+            }),
+          );
+          return;
+        }
         const s = await builder.load(principalOf(req), sessionId, 'read');
         const [message, checkpoint] = await Promise.all([
           builder.message(s._id, r.messageId),

@@ -232,6 +232,15 @@ export const TurnResultView = z
   })
   .meta({ id: 'BuilderTurnResult' });
 
+/** A turn still running when the message's request stopped waiting: it goes on, followed at eventsUrl. */
+export const TurnRunningView = z
+  .object({
+    turnId: z.uuid(),
+    status: z.literal('running'),
+    eventsUrl: z.string().meta({ description: "The turn's events (Server-Sent Events) up to turn.completed" }),
+  })
+  .meta({ id: 'BuilderTurnRunning' });
+
 export const TURN_EVENTS_TEXT =
   `Server-Sent Events, one per stored event of the turn, in order: \`id:\` is its seq, \`event:\` its type (${TURN_EVENT_TYPES.join(', ')}), \`data:\` a JSON object. ` +
   'The stream ends after turn.completed. Resume after a lost connection with GET /builder/sessions/{id}/turns/{turnId}/events and the Last-Event-ID header (the turnId is in turn.started), or POST the same message again with the same idempotencyKey and Last-Event-ID.';

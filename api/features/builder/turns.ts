@@ -19,6 +19,7 @@ import type { Principal } from '@shared/identity/service';
 import { ignore } from '@shared/ignore';
 import type { Logger } from '@shared/logger';
 import { logFailure } from '@shared/request-context';
+import { isWaitOver } from '@shared/temporal';
 
 import type { BuilderService } from './service';
 
@@ -167,9 +168,17 @@ export function createTurnService(deps: {
       return { turnId, sessionId: s._id };
     },
 
-    /** The turn's outcome, once it has ended. */
-    async result(sessionId: string, turnId: string): Promise<TurnResult> {
-      return temporal.workflow.getHandle<() => Promise<TurnResult>>(builderTurnWorkflowId(sessionId, turnId)).result();
+    /** The turn's outcome, once it has ended; undefined when it has not by `deadline` (it goes on). */
+    async result(sessionId: string, turnId: string, deadline?: Date): Promise<TurnResult | undefined> {
+      const wait = () =>
+        temporal.workflow.getHandle<() => Promise<TurnResult>>(builderTurnWorkflowId(sessionId, turnId)).result();
+      if (!deadline) return wait();
+      try {
+        return await temporal.workflow.withDeadline(deadline, wait);
+      } catch (err) {
+        if (isWaitOver(err)) return undefined;
+        throw err;
+      }
     },
 
     /**
