@@ -1,6 +1,9 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Db } from 'mongodb';
 
+import { createLinkSecretSealer } from '@shared/buckets/link-secrets';
+import { scopedKeysFromConfig } from '@shared/buckets/scoped-keys';
+import { createBucketStore } from '@shared/buckets/store';
 import type { Config } from '@shared/config';
 import { createCredentialSealer } from '@shared/databases/credentials';
 import { createDatabaseStore } from '@shared/databases/store';
@@ -24,6 +27,8 @@ import type { UploadStore } from '@shared/uploads/store';
 import { createStorageLedger } from '@shared/usage/storage-ledger';
 import { createVolumeStore } from '@shared/volumes/store';
 
+import { createBucketDestroyHook } from './bucket/destroy';
+import { appS3Address, createBucketEnvResolver, joinEnvResolvers } from './bucket/env-refs';
 import { createBuilderGitActivities } from './builder-git';
 import { createBuilderTurnActivities } from './builder-turn';
 import { sandboxTurnHook } from './builder-turn/sandbox-hook';
@@ -94,6 +99,14 @@ export interface ActivityDeps {
       | 'DATABASE_IMAGE_POSTGRESQL'
       | 'DATABASE_IMAGE_MARIADB'
       | 'DATABASE_IMAGE_REDIS'
+      | 'S3_ENDPOINT'
+      | 'S3_APP_ENDPOINT'
+      | 'S3_REGION'
+      | 'S3_FORCE_PATH_STYLE'
+      | 'S3_ADMIN'
+      | 'MC_BINARY'
+      | 'S3_ACCESS_KEY_ID'
+      | 'S3_SECRET_ACCESS_KEY'
     >;
 }
 
@@ -118,19 +131,38 @@ export function createActivities(deps: ActivityDeps) {
   const databaseStore = deps.db && createDatabaseStore(deps.db);
   const ledger = deps.db && createStorageLedger(deps.db);
   const credentials = createCredentialSealer(deps.config.SECRETS_KEY);
-  // A release's references to databases read their URLs here, as its containers start.
+  const bucketStore = deps.db && createBucketStore(deps.db);
+  const scopedKeys = scopedKeysFromConfig(deps.config);
+  // A release's references to databases read their URLs here, as its containers start, and linked buckets their
+  // address and key.
   const envRefs =
-    deps.envRefs ?? (databaseStore && createDatabaseEnvResolver({ store: databaseStore, sealer: credentials }));
+    deps.envRefs ??
+    (databaseStore &&
+      bucketStore &&
+      joinEnvResolvers(
+        createDatabaseEnvResolver({ store: databaseStore, sealer: credentials }),
+        createBucketEnvResolver({
+          store: bucketStore,
+          sealer: createLinkSecretSealer(deps.config.SECRETS_KEY),
+          address: appS3Address(deps.config, createOrgNetworks({ docker: deps.engine.docker, instance }), (id) =>
+            deps.engine.docker.getNetwork(id).inspect(),
+          ),
+        }),
+      ));
+  const afterDestroy = databaseStore &&
+    bucketStore && [
+      createDatabaseDestroyHook({ store: databaseStore, destroyIntent: (id) => deps.store.destroyIntent(id) }),
+      createBucketDestroyHook({ store: bucketStore, keys: scopedKeys }),
+    ];
   return {
     ...createDeploymentActivities({
       ...deps,
       ...(envRefs ? { envRefs } : {}),
-      ...(databaseStore
+      ...(afterDestroy
         ? {
-            afterDestroy: createDatabaseDestroyHook({
-              store: databaseStore,
-              destroyIntent: (id) => deps.store.destroyIntent(id),
-            }),
+            afterDestroy: async (deploymentId: string) => {
+              for (const hook of afterDestroy) await hook(deploymentId);
+            },
           }
         : {}),
       attachments: deps.store.attachments,

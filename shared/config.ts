@@ -57,6 +57,20 @@ const schema = z.object({
   S3_ACCESS_KEY_ID: z.string().min(1).optional(),
   S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   S3_FORCE_PATH_STYLE: bool.default(true),
+  /**
+   * Whether the object store is MinIO, whose admin API makes the keys that open one bucket only (shared/buckets).
+   * `none` for another S3: buckets work, and their credential and link routes answer 501 saying keys are the
+   * operator's to make (README, "Buckets").
+   */
+  S3_ADMIN: z.enum(['minio', 'none']).default('minio'),
+  /** MinIO's client `mc`, which makes and removes those keys; `npm start` builds it and sets this. */
+  MC_BINARY: z.string().min(1).optional(),
+  /**
+   * The object store's address as deployed apps reach it (a linked bucket's S3_ENDPOINT). Unset with the embedded
+   * store on loopback: apps get the address of their network's gateway, which the worker's firewall forwards to the
+   * store's port and nothing else (docs/architecture.md, "Buckets").
+   */
+  S3_APP_ENDPOINT: z.url().optional(),
 
   DOCKER_HOST: z
     .string()

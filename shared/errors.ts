@@ -62,6 +62,13 @@ const CODES = {
   LINK_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   /** A database with no backup schedule. */
   SCHEDULE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  BUCKET_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  /** A bucket that holds objects: emptied only when the delete says force=true. */
+  BUCKET_NOT_EMPTY: { status: 409, compat: 'INVALID_REQUEST' },
+  /** An access key that is not this bucket's. */
+  CREDENTIAL_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  /** The object store cannot make keys scoped to one bucket (not MinIO, or its admin client is not configured). */
+  SCOPED_KEYS_UNAVAILABLE: { status: 501, compat: 'INVALID_REQUEST' },
   SESSION_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   SHARE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   CHECKPOINT_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },

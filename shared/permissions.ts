@@ -41,6 +41,14 @@ export const PERMISSIONS = [
   'database.backup',
   /** Restore a backup or snapshot: to a new database, or in place over the data a database holds. */
   'database.restore',
+  /** See buckets, what they hold, their keys (never a secret) and links. */
+  'bucket.read',
+  /** Create a bucket, link one to a deployment. */
+  'bucket.create',
+  /** Delete a bucket and every object in it, unlink one. */
+  'bucket.delete',
+  /** Make and revoke a bucket's keys: a key's secret opens the bucket's data, so apart from bucket.create. */
+  'bucket.credentials',
   /** Read a database's credentials: apart from every other permission, and audited every time. */
   'database.reveal',
 ] as const;
@@ -75,6 +83,10 @@ export const PROJECT_PERMISSIONS = [
   'database.backup',
   'database.restore',
   'database.reveal',
+  'bucket.read',
+  'bucket.create',
+  'bucket.delete',
+  'bucket.credentials',
 ] as const satisfies readonly Permission[];
 
 export type ProjectPermission = (typeof PROJECT_PERMISSIONS)[number];
@@ -90,7 +102,14 @@ export const PROJECT_ONLY_PERMISSIONS = [
   'database.reveal',
 ] as const satisfies readonly ProjectPermission[];
 
-const READ: Permission[] = ['deployment.read', 'deployment.logs', 'project.read', 'volume.read', 'database.read'];
+const READ: Permission[] = [
+  'deployment.read',
+  'deployment.logs',
+  'project.read',
+  'volume.read',
+  'database.read',
+  'bucket.read',
+];
 
 /**
  * Org role → permissions. For a resource inside a project the org role is a ceiling and the project role decides
@@ -120,6 +139,9 @@ export const ORG_ROLE_PERMISSIONS: Record<OrgRole, readonly Permission[]> = {
     // database.reveal too, so that one made admin of a project can read its credentials there (and only there:
     // below org admin it is granted inside a project, by the project role, which gives it to project admins alone).
     'database.reveal',
+    'bucket.create',
+    'bucket.delete',
+    'bucket.credentials',
   ],
   // A viewer may hold a token naming any scope; the role still refuses what it cannot do.
   viewer: [...READ, 'token.manage'],
@@ -142,8 +164,12 @@ export const PROJECT_ROLE_PERMISSIONS: Record<ProjectRole, readonly ProjectPermi
     'database.delete',
     'database.backup',
     'database.restore',
+    'bucket.read',
+    'bucket.create',
+    'bucket.delete',
+    'bucket.credentials',
   ],
-  viewer: ['deployment.read', 'deployment.logs', 'project.read', 'volume.read', 'database.read'],
+  viewer: ['deployment.read', 'deployment.logs', 'project.read', 'volume.read', 'database.read', 'bucket.read'],
 };
 
 /** The org roles that act as admin of every project of their organisation. */

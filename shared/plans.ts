@@ -13,6 +13,8 @@ export interface PlanPolicy {
   volumes: { maxCount: number; maxTotalGb: number };
   /** Databases (a deployment's and managed ones) the organisation may hold, and their storage added up. */
   databases: { maxCount: number; maxTotalGb: number };
+  /** Object-store buckets the organisation may hold, and keys per bucket (a link's key counts). */
+  buckets: { maxCount: number; maxKeysPerBucket: number };
 }
 
 export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
@@ -23,6 +25,7 @@ export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
     maxReplicas: 2,
     volumes: { maxCount: 2, maxTotalGb: 5 },
     databases: { maxCount: 2, maxTotalGb: 4 },
+    buckets: { maxCount: 3, maxKeysPerBucket: 5 },
   },
   pro: {
     providers: ['engine_local', 'cloud_a_run', 'cloud_b_container_apps', 'cloud_c_ecs_fargate'],
@@ -31,6 +34,7 @@ export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
     maxReplicas: 5,
     volumes: { maxCount: 20, maxTotalGb: 100 },
     databases: { maxCount: 20, maxTotalGb: 200 },
+    buckets: { maxCount: 20, maxKeysPerBucket: 20 },
   },
   enterprise: {
     providers: ['engine_local', 'cloud_a_run', 'cloud_b_container_apps', 'cloud_c_ecs_fargate'],
@@ -39,5 +43,6 @@ export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
     maxReplicas: 20,
     volumes: { maxCount: 200, maxTotalGb: 2000 },
     databases: { maxCount: 200, maxTotalGb: 4000 },
+    buckets: { maxCount: 200, maxKeysPerBucket: 50 },
   },
 };

@@ -2,7 +2,7 @@ import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 
 import { createEngineVolumes } from '@activities/providers/engine-volumes';
-import { ensureHostIsolation } from '@activities/providers/host-firewall';
+import { ensureHostIsolation, isolationOptions } from '@activities/providers/host-firewall';
 import { config, ConfigError } from '@shared/config';
 import { connectMongo } from '@shared/db/mongo';
 import { createLogStore } from '@shared/deployments/logs-store';
@@ -33,7 +33,7 @@ async function main() {
   const log = createLogger('worker', cfg.LOG_LEVEL);
   logUnexpectedErrors(log, 'worker');
   // Tenant containers must not reach services of this host nor private networks (host-firewall.ts).
-  const isolation = await ensureHostIsolation({ dockerHost: cfg.DOCKER_HOST });
+  const isolation = await ensureHostIsolation(isolationOptions(cfg));
   if (!isolation.applied) {
     log.warn(
       { reason: isolation.reason },

@@ -29,6 +29,8 @@ export function createDatabaseEnvResolver(deps: {
   return async (orgId, _deploymentId, refs) => {
     const values: Record<string, string> = {};
     for (const { name, ref } of refs) {
+      // Other kinds of reference are another resolver's (activities/index.ts joins them).
+      if (ref.type !== 'database') continue;
       const deadline = Date.now() + waitMs;
       for (;;) {
         const d = await deps.store.getAny(ref.databaseId);

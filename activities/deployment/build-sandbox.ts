@@ -13,7 +13,7 @@ import { type BuildLimits, createBuildSlots, ensureBuildNetwork } from '@shared/
 import { LABELS } from '@shared/constants';
 import { PLAN_POLICIES } from '@shared/plans';
 
-import { ensureHostIsolation } from '../providers/host-firewall';
+import { ensureHostIsolation, isolationOptions } from '../providers/host-firewall';
 import { type BuildDeps, buildFailed, type BuildInput } from './build-deps';
 
 /** The plan named in messages: the one whose limits these are (the workflow passes its plan's limits). */
@@ -67,7 +67,7 @@ export function createSandboxedBuild(deps: Pick<BuildDeps, 'docker' | 'redis' | 
     let cgroup: BuildCgroup | undefined;
     try {
       // Refreshed before every build (idempotent): the rules keep RUN steps off the host and private ranges.
-      const isolation = await ensureHostIsolation({ dockerHost: config.DOCKER_HOST });
+      const isolation = await ensureHostIsolation(isolationOptions(config));
       if (!isolation.applied) {
         Context.current().log.warn('host isolation is NOT installed; builds can reach the engine host', {
           reason: isolation.reason,

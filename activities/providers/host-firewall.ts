@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { promisify } from 'node:util';
 
@@ -15,12 +15,58 @@ export const BRIDGE_PREFIX = 'slw-';
 const IFACE = 'slw+';
 const INPUT_CHAIN = 'SLIPWAY-ISOLATION-INPUT';
 const FORWARD_CHAIN = 'SLIPWAY-ISOLATION-FORWARD';
+/** nat table: tenant connections to a host address on the object store's port, rewritten to the store on loopback. */
+const S3_NAT_CHAIN = 'SLIPWAY-S3-DNAT';
 
 /**
  * Where a container must never connect to: private, shared (CGNAT), link-local (cloud metadata at 169.254.169.254)
  * and loopback ranges. Public addresses (including the documentation ranges this host's network uses) stay open.
  */
 const PRIVATE_V4 = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '169.254.0.0/16', '127.0.0.0/8'];
+
+/**
+ * The one opening in the isolation: the embedded object store (MinIO on 127.0.0.1:<port>) for deployed apps' linked
+ * buckets. A container connects to its network's gateway (any host address) on that port; nat PREROUTING rewrites
+ * the connection to 127.0.0.1:<port>, which the kernel routes only from interfaces with route_localnet set (the slw-
+ * bridges alone, never `all`, so no other network can address the host's loopback), and INPUT accepts exactly that
+ * rewritten flow. Every other port of every host address stays rejected, and MinIO itself answers only to keys:
+ * apps get keys that open their own bucket, and its root password is generated (scripts/stack/parts.ts).
+ */
+export interface S3Forward {
+  port: number;
+}
+
+/**
+ * The forward the configuration asks for: with no S3_APP_ENDPOINT and the store on this host's loopback, apps reach it
+ * through the gateway; otherwise they use S3_APP_ENDPOINT (or S3_ENDPOINT) as it is, and no port is opened.
+ */
+export function s3ForwardFor(cfg: { S3_ENDPOINT?: string | undefined; S3_APP_ENDPOINT?: string | undefined }) {
+  if (cfg.S3_APP_ENDPOINT || !cfg.S3_ENDPOINT) return undefined;
+  const url = new URL(cfg.S3_ENDPOINT);
+  if (url.hostname !== '127.0.0.1' && url.hostname !== 'localhost') return undefined;
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  return { port } satisfies S3Forward;
+}
+
+/** What the worker (and a build) passes to ensureHostIsolation, from its configuration. */
+export const isolationOptions = (cfg: {
+  DOCKER_HOST?: string | undefined;
+  S3_ENDPOINT?: string | undefined;
+  S3_APP_ENDPOINT?: string | undefined;
+}) => {
+  const s3 = s3ForwardFor(cfg);
+  return { ...(cfg.DOCKER_HOST ? { dockerHost: cfg.DOCKER_HOST } : {}), ...(s3 ? { s3 } : {}) };
+};
+
+/**
+ * Lets the host route packets for 127.0.0.0/8 that arrive on this tenant bridge (the S3 forward's DNAT target). Only
+ * when the forward is on; a bridge that is gone (or a host without /proc/sys) is nothing to do.
+ */
+export async function allowLoopbackForward(bridge: string): Promise<void> {
+  if (!/^slw-[0-9a-z]+$/.test(bridge)) throw new TypeError(`not a tenant bridge: ${bridge}`);
+  // No such bridge yet: the engine makes it with the network's first container, and the next start sets it.
+  await writeFile(`/proc/sys/net/ipv4/conf/${bridge}/route_localnet`, '1').catch(ifAbsent(undefined));
+}
 
 export interface HostIsolation {
   applied: boolean;
@@ -36,7 +82,7 @@ export async function hostNameservers(resolvConf = '/etc/resolv.conf'): Promise<
 }
 
 /** The rules, as one iptables-restore transaction: declaring a chain with --noflush empties it, atomically. */
-export function isolationRules(nameservers: string[]): string {
+export function isolationRules(nameservers: string[], s3?: S3Forward): string {
   const dns = (chain: string, action: string) =>
     nameservers.flatMap((ns) =>
       ['udp', 'tcp'].map((p) => `-A ${chain} -d ${ns}/32 -p ${p} -m ${p} --dport 53 -j ${action}`),
@@ -48,6 +94,10 @@ export function isolationRules(nameservers: string[]): string {
     // Replies to what the host opened (readiness probes, docker-proxy) come back in through INPUT.
     `-A ${INPUT_CHAIN} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`,
     ...dns(INPUT_CHAIN, 'ACCEPT'),
+    // The object store's port, only as the nat rule below rewrote it (never a packet sent to loopback by itself).
+    ...(s3
+      ? [`-A ${INPUT_CHAIN} -d 127.0.0.1/32 -p tcp -m tcp --dport ${s3.port} -m conntrack --ctstate DNAT -j ACCEPT`]
+      : []),
     // Anything else from a tenant bridge to the host itself: services listening on 0.0.0.0 stay out of reach,
     // whichever host address (bridge gateway, eth0) the container aims at.
     `-A ${INPUT_CHAIN} -p tcp -j REJECT --reject-with tcp-reset`,
@@ -60,6 +110,15 @@ export function isolationRules(nameservers: string[]): string {
       `-A ${FORWARD_CHAIN} -d ${range} -p tcp -j REJECT --reject-with tcp-reset`,
       `-A ${FORWARD_CHAIN} -d ${range} -j REJECT --reject-with icmp-net-unreachable`,
     ]),
+    'COMMIT',
+    // Without the forward the chain is declared, so emptied: turning it off takes the opening away.
+    '*nat',
+    `:${S3_NAT_CHAIN} - [0:0]`,
+    ...(s3
+      ? [
+          `-A ${S3_NAT_CHAIN} -p tcp -m tcp --dport ${s3.port} -m addrtype --dst-type LOCAL -j DNAT --to-destination 127.0.0.1:${s3.port}`,
+        ]
+      : []),
     'COMMIT',
     '',
   ].join('\n');
@@ -90,14 +149,18 @@ const JUMPS: [string, string][] = [
  * networks. Idempotent: the chains are replaced whole, the jumps added only when missing. Safe to run at every
  * worker start, by several processes at once.
  */
-export async function ensureHostIsolation(opts: { dockerHost?: string; resolvConf?: string }): Promise<HostIsolation> {
+export async function ensureHostIsolation(opts: {
+  dockerHost?: string;
+  resolvConf?: string;
+  s3?: S3Forward;
+}): Promise<HostIsolation> {
   if (opts.dockerHost && !opts.dockerHost.startsWith('unix://')) {
     return { applied: false, reason: `the engine is remote (${new URL(opts.dockerHost).protocol}//…)` };
   }
   try {
     // The engine creates DOCKER-USER when it starts; create it if it has not yet (it keeps what it finds).
     if (!(await succeeds(['-n', '-L', 'DOCKER-USER']))) await iptables(['-N', 'DOCKER-USER']);
-    const rules = isolationRules(await hostNameservers(opts.resolvConf));
+    const rules = isolationRules(await hostNameservers(opts.resolvConf), opts.s3);
     await new Promise<void>((resolve, reject) => {
       const child = execFile('iptables-restore', ['-w', '5', '--noflush'], (err) => (err ? reject(err) : resolve()));
       child.stdin?.end(rules);
@@ -105,6 +168,12 @@ export async function ensureHostIsolation(opts: { dockerHost?: string; resolvCon
     for (const [from, to] of JUMPS) {
       if (!(await succeeds(['-C', from, '-i', IFACE, '-j', to])))
         await iptables(['-I', from, '1', '-i', IFACE, '-j', to]);
+    }
+    if (!(await succeeds(['-t', 'nat', '-C', 'PREROUTING', '-i', IFACE, '-j', S3_NAT_CHAIN])))
+      await iptables(['-t', 'nat', '-I', 'PREROUTING', '1', '-i', IFACE, '-j', S3_NAT_CHAIN]);
+    if (opts.s3) {
+      const bridges = (await readdir('/sys/class/net')).filter((n) => n.startsWith(BRIDGE_PREFIX));
+      for (const b of bridges) await allowLoopbackForward(b);
     }
     return { applied: true };
   } catch (err) {
@@ -121,4 +190,7 @@ export async function removeHostIsolation(): Promise<void> {
     await succeeds(['-F', chain]);
     await succeeds(['-X', chain]);
   }
+  while (await succeeds(['-t', 'nat', '-D', 'PREROUTING', '-i', IFACE, '-j', S3_NAT_CHAIN]));
+  await succeeds(['-t', 'nat', '-F', S3_NAT_CHAIN]);
+  await succeeds(['-t', 'nat', '-X', S3_NAT_CHAIN]);
 }

@@ -1,5 +1,6 @@
 import { aiProvidersFeature } from './ai-providers';
 import { auditFeature } from './audit';
+import { bucketsFeature } from './buckets';
 import { builderFeature } from './builder';
 import { databasesFeature } from './databases';
 import { deploymentsFeature } from './deployments';
@@ -28,4 +29,5 @@ export const FEATURES = featureList()
   .add(aiProvidersFeature)
   .add(builderFeature)
   .add(volumesFeature)
-  .add(databasesFeature);
+  .add(databasesFeature)
+  .add(bucketsFeature);

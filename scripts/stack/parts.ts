@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
@@ -8,6 +9,7 @@ import Redis from 'ioredis';
 import { MongoClient } from 'mongodb';
 
 import { SEARCH_ATTRIBUTES } from '@shared/constants';
+import { ifAbsent } from '@shared/ignore';
 
 import { ensureDebianPackages } from './debian';
 import { docker } from './docker';
@@ -159,10 +161,30 @@ export const mongodb: Part = {
   },
 };
 
-/** Credentials of the embedded MinIO only; it listens on loopback. Production sets its own. */
+/** The embedded MinIO's root user; its password is generated per data directory (minioRootPassword). */
 const MINIO_USER = 'slipway';
-const MINIO_PASSWORD = 'slipway-local-only';
+/**
+ * The password data directories made before it was generated: MinIO encrypts its IAM data (the buckets' keys) with
+ * the root credentials, so a directory that has them keeps the password it was made with.
+ */
+const LEGACY_MINIO_PASSWORD = 'slipway-local-only';
 const BUCKET = 'slipway';
+
+/**
+ * The root password of the MinIO in `dataDir`, kept beside it (mode 0600). Tenant containers reach MinIO's S3 port
+ * through the worker's firewall (docs/architecture.md, "Buckets"), so its root password may not be a string anyone can
+ * read in this repository: a new directory gets 32 random bytes. One that MinIO already initialised with the old fixed
+ * password keeps it (its IAM data is encrypted with it); delete .data/minio to get a generated one.
+ */
+async function minioRootPassword(dataDir: string, minioDir: string): Promise<string> {
+  const file = path.join(dataDir, 'minio-root-password');
+  const kept = (await fs.readFile(file, 'utf8').catch(ifAbsent(''))).trim();
+  if (kept) return kept;
+  const initialised = await fs.access(path.join(minioDir, '.minio.sys')).then(() => true, ifAbsent(false));
+  const password = initialised ? LEGACY_MINIO_PASSWORD : randomBytes(32).toString('hex');
+  await fs.writeFile(file, `${password}\n`, { mode: 0o600 });
+  return password;
+}
 
 export const s3: Part = {
   name: 'minio',
@@ -172,8 +194,10 @@ export const s3: Part = {
       api: { port: 9000, part: 'MinIO', variable: 'SLIPWAY_MINIO_PORT' },
       consolePort: { port: 9001, part: "MinIO's console", variable: 'SLIPWAY_MINIO_CONSOLE_PORT' },
     });
-    const binary = await tool('minio', ctx);
+    // mc makes the keys that open one bucket only (shared/buckets/scoped-keys.ts); built beside the server.
+    const [binary, mc] = await Promise.all([tool('minio', ctx), tool('mc', ctx)]);
     const dir = await partDir(ctx, 'minio');
+    const MINIO_PASSWORD = await minioRootPassword(ctx.dataDir, dir);
     ctx.progress('starting MinIO');
     const endpoint = `http://127.0.0.1:${api}`;
     const env = {
@@ -222,6 +246,8 @@ export const s3: Part = {
         S3_ACCESS_KEY_ID: MINIO_USER,
         S3_SECRET_ACCESS_KEY: MINIO_PASSWORD,
         S3_FORCE_PATH_STYLE: 'true',
+        S3_ADMIN: 'minio',
+        MC_BINARY: mc,
       },
       started: [proc],
       external: false,

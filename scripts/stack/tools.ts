@@ -48,6 +48,14 @@ export const TOOLS = {
     pkg: '.',
     insteadVar: 'S3_ENDPOINT',
   },
+  // MinIO's client: its admin commands make and remove the access keys that open one bucket only (a bucket's
+  // credentials). No semver tags on the module proxy either; this is its newest pseudo-version there.
+  mc: {
+    module: 'github.com/minio/mc',
+    version: 'v0.0.0-20250313080218-cf909e1063a9',
+    pkg: '.',
+    insteadVar: 'MC_BINARY',
+  },
   // The edge router (docs/architecture.md, "Edge router"); v2.11.9's go.mod asks for Go 1.26.0. Only its standard
   // modules are needed.
   caddy: {

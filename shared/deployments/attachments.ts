@@ -16,8 +16,26 @@ import { ensureIndexesWithRetry, guard, isDuplicateKey } from '../db/mongo';
  * release, and a rollback keeps the deployment's current attachments (data never disappears by a rollback).
  */
 
-/** What an environment reference points at; its value is read when a container starts, never stored here. */
-export type EnvRefTarget = { type: 'database'; databaseId: string };
+/** What of a linked bucket a variable holds (shared/buckets/env.ts names them). */
+export const BUCKET_ENV_FIELDS = [
+  'endpoint',
+  'bucket',
+  'accessKeyId',
+  'secretAccessKey',
+  'region',
+  'forcePathStyle',
+] as const;
+export type BucketEnvField = (typeof BUCKET_ENV_FIELDS)[number];
+
+/**
+ * What an environment reference points at; its value is read when a container starts, never stored here: a
+ * database's connection URL, or one field of a linked bucket's address and key (the key is the link's own).
+ */
+export type EnvRefTarget =
+  { type: 'database'; databaseId: string } | { type: 'bucket'; bucketId: string; field: BucketEnvField };
+
+/** The resource a reference reads, as a message names it. */
+export const envRefTargetId = (ref: EnvRefTarget): string => (ref.type === 'database' ? ref.databaseId : ref.bucketId);
 
 interface AttachmentBase {
   _id: string;
@@ -124,6 +142,7 @@ export function createAttachmentStore(db: Db) {
         await col.createIndex({ slot: 1 }, { unique: true });
         await col.createIndex({ deploymentId: 1 });
         await col.createIndex({ 'ref.databaseId': 1 });
+        await col.createIndex({ 'ref.bucketId': 1 });
       });
     },
 
@@ -181,10 +200,19 @@ export function createAttachmentStore(db: Db) {
       return items.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
     },
 
-    /** The deployments of the organisation whose env refers to `ref`, and the name each reads it as. */
-    async listByRef(orgId: string, ref: EnvRefTarget): Promise<{ deploymentId: string; name: string }[]> {
+    /** The deployments of the organisation whose env refers to the resource, and the name each reads it as. */
+    async listByRef(
+      orgId: string,
+      ref: { type: 'database'; databaseId: string } | { type: 'bucket'; bucketId: string },
+    ): Promise<{ deploymentId: string; name: string }[]> {
       const items = await guard('attachments.listByRef', () =>
-        col.find({ orgId, kind: 'env', 'ref.type': ref.type, 'ref.databaseId': ref.databaseId }).toArray(),
+        col
+          .find(
+            ref.type === 'database'
+              ? { orgId, kind: 'env', 'ref.type': 'database', 'ref.databaseId': ref.databaseId }
+              : { orgId, kind: 'env', 'ref.type': 'bucket', 'ref.bucketId': ref.bucketId },
+          )
+          .toArray(),
       );
       return items
         .flatMap((a) => (a.kind === 'env' ? [{ deploymentId: a.deploymentId, name: a.name }] : []))

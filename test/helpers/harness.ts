@@ -9,7 +9,7 @@ import { DefaultLogger, type LogEntry, NativeConnection, Runtime } from '@tempor
 import type { DestinationStream } from 'pino';
 
 import { createEngineVolumes } from '@activities/providers/engine-volumes';
-import { ensureHostIsolation } from '@activities/providers/host-firewall';
+import { ensureHostIsolation, isolationOptions } from '@activities/providers/host-firewall';
 import { buildApp } from '@api/app';
 import { composeApi } from '@api/compose';
 import { parseConfig } from '@shared/config';
@@ -84,7 +84,7 @@ export async function startHarness(
   const api = await composeApi({ config, log, database, redis, temporal, docker, s3 });
 
   // As worker/main.ts does at start: tenant containers cannot reach the host nor private networks.
-  if (opts.worker !== false) await ensureHostIsolation({ dockerHost: config.DOCKER_HOST });
+  if (opts.worker !== false) await ensureHostIsolation(isolationOptions(config));
   const workerConnection =
     opts.worker === false ? undefined : await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const worker =

@@ -37,6 +37,7 @@ interface World {
   newDeployment(projectId?: string): Promise<string>;
   newVolume(projectId?: string): Promise<string>;
   newDatabase(projectId: string): Promise<string>;
+  newBucket(projectId?: string): Promise<string>;
 }
 /**
  * A real route that needs exactly `permission`, and the status it answers once access is granted (a refusal of the
@@ -176,6 +177,35 @@ const PROBES: Record<Permission, Probe> = {
     call: async (w) => ({ method: 'GET', path: `/platform/databases/${await w.newDatabase(w.projectId)}/connection` }),
     granted: 200,
   },
+  'bucket.read': {
+    call: async (w, p) => ({
+      method: 'GET',
+      path: p ? `/platform/buckets/${await w.newBucket(w.projectId)}` : '/platform/buckets',
+    }),
+    granted: 200,
+  },
+  'bucket.create': {
+    call: async (w, p) => ({
+      method: 'POST',
+      path: '/platform/buckets',
+      body: { name: 'Not_A_Bucket', ...(p ? { projectId: w.projectId } : {}) },
+    }),
+    granted: 400,
+  },
+  'bucket.delete': {
+    call: async (w, p) => ({
+      method: 'DELETE',
+      path: `/platform/buckets/${p ? await w.newBucket(w.projectId) : unknownId}`,
+    }),
+    granted: 0, // 200 inside the project, 404 for the unknown ID: see grantedOf
+  },
+  'bucket.credentials': {
+    call: async (w, p) => ({
+      method: 'DELETE',
+      path: `/platform/buckets/${p ? await w.newBucket(w.projectId) : unknownId}/credentials/SLWAAAAAAAAAAAAAAAAA`,
+    }),
+    granted: 404, // CREDENTIAL_NOT_FOUND inside the project, BUCKET_NOT_FOUND for the unknown ID
+  },
 };
 
 const grantedOf = (permission: Permission, inProject: boolean) => {
@@ -183,6 +213,7 @@ const grantedOf = (permission: Permission, inProject: boolean) => {
   if (g !== 0) return g;
   if (permission === 'volume.delete' || permission === 'database.delete') return inProject ? 202 : 404;
   if (permission === 'database.backup') return inProject ? 409 : 404;
+  if (permission === 'bucket.delete') return inProject ? 200 : 404;
   return permission === 'deployment.manage' ? (inProject ? 204 : 404) : inProject ? 200 : 404;
 };
 
@@ -295,7 +326,15 @@ describe('authorize: the permission table and the behaviour agree, route by rout
       if (r.status !== 201) throw new Error(`creating a database answered ${r.status}: ${JSON.stringify(r.body)}`);
       return r.body.data.id;
     };
-    w = { owner, projectId: await newProject(), newProject, newDeployment, newVolume, newDatabase };
+    const newBucket = async (projectId?: string) => {
+      const r = await owner.post<{ data: { id: string } }>('/platform/buckets', {
+        name: `b-${randomUUID().slice(0, 8)}`,
+        ...(projectId ? { projectId } : {}),
+      });
+      if (r.status !== 201) throw new Error(`creating a bucket answered ${r.status}: ${JSON.stringify(r.body)}`);
+      return r.body.data.id;
+    };
+    w = { owner, projectId: await newProject(), newProject, newDeployment, newVolume, newDatabase, newBucket };
   });
   afterAll(() => h?.stop());
 

@@ -119,6 +119,10 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       ).data as Body
     ).id as string;
 
+    const bucketId = (
+      ok(await a.post<{ data: Body }>('/platform/buckets', { name: 'a-files', projectId }), 'bucket').data as Body
+    ).id as string;
+
     // The AI builder: a provider, a session with a checkpoint and a share in A's project; B's own project to remix into.
     const builderProjects = createProjectStore(h.db);
     const builderProject = async (orgId: string, userId: string) => {
@@ -200,6 +204,10 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       '/platform/databases/{id}/backups': randomUUID(),
       '/platform/databases/{id}/snapshots': randomUUID(),
       '/platform/databases/{id}/links': deploymentId,
+      '/platform/buckets': bucketId,
+      // A key ID of the right shape: B is refused on the bucket before the key is looked up.
+      '/platform/buckets/{id}/credentials': 'SLWAAAAAAAAAAAAAAAAA',
+      '/platform/buckets/{id}/links': deploymentId,
     };
     // Bodies that point at A's resources, where a route takes one.
     const bodyFor: Record<string, unknown> = {
@@ -241,6 +249,9 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       'POST /platform/databases': { projectId, engine: 'postgresql', name: 'b-steal', sizeGb: 1 },
       'POST /platform/databases/{id}/links': { deploymentId },
       'POST /platform/deployments/{id}/databases': { engine: 'redis' },
+      // A's project through B's own bucket; A's deployment linked to A's bucket.
+      'POST /platform/buckets': { name: 'b-steal', projectId },
+      'POST /platform/buckets/{id}/links': { deploymentId },
       // A's Git token and A's user through B's own resources.
       'POST /platform/projects': {
         name: 'b-steal',
@@ -273,7 +284,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       projectId,
       orgA.userId,
     ];
-    aIds.push(providerId, sessionId, checkpointId, slug, volumeId, databaseId);
+    aIds.push(providerId, sessionId, checkpointId, slug, volumeId, databaseId, bucketId);
 
     const doc = (await (await fetch(`${h.baseUrl}/openapi.json`)).json()) as Doc;
     const swept: string[] = [];
@@ -334,6 +345,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
     expect((await a.get<Body>(`/compat/deployments/${deploymentId}`)).status).toBe(200);
     expect((await a.get<Body>(`/platform/volumes/${volumeId}`)).status).toBe(200);
     expect((await a.get<Body>(`/platform/databases/${databaseId}`)).status).toBe(200);
+    expect((await a.get<Body>(`/platform/buckets/${bucketId}`)).status).toBe(200);
     expect(
       (await a.get<{ data: { id: string; revokedAt: string | null }[] }>('/platform/tokens')).body.data,
     ).toContainEqual(expect.objectContaining({ id: tokenId, revokedAt: null }));

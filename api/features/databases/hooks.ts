@@ -1,4 +1,4 @@
-import type { AttachmentStore } from '@shared/deployments/attachments';
+import { type AttachmentStore, envRefTargetId } from '@shared/deployments/attachments';
 import { AppError } from '@shared/errors';
 import type { Principal } from '@shared/identity/service';
 import { currentRequestId } from '@shared/request-context';
@@ -47,7 +47,7 @@ export function deploymentHooks(deps: {
       if (!inserted.ok)
         throw new AppError(
           'CONFLICT',
-          `Deployment ${d.name} reads ${envName} from ${inserted.existing?.kind === 'env' ? `database ${inserted.existing.ref.databaseId}` : 'another resource'} already; choose another envName, or unlink that one first.`,
+          `Deployment ${d.name} reads ${envName} from ${inserted.existing?.kind === 'env' ? `${inserted.existing.ref.type} ${envRefTargetId(inserted.existing.ref)}` : 'another resource'} already; choose another envName, or unlink that one first.`,
           { deploymentId, envName },
         );
       return deployments.remount(principal, deploymentId, await volumesOf(deploymentId), () =>

@@ -24,7 +24,7 @@ import {
   startCommand,
   stopCommand,
 } from '@shared/contracts/deployment';
-import { envRefClashes } from '@shared/deployments/attachments';
+import { envRefClashes, envRefTargetId } from '@shared/deployments/attachments';
 import { deploymentNotFound } from '@shared/deployments/errors';
 import type { DeploymentStore } from '@shared/deployments/store';
 import type { DeploymentRecord, DeploymentSource } from '@shared/deployments/types';
@@ -121,7 +121,7 @@ export function createDeploymentCommands(deps: {
         'CONFLICT',
         `${clash.join(', ')} ${clash.length === 1 ? 'is' : 'are'} read from another resource (${refs
           .filter((r) => clash.includes(r.name))
-          .map((r) => `${r.name}: ${r.ref.type} ${r.ref.type === 'database' ? r.ref.databaseId : ''}`.trim())
+          .map((r) => `${r.name}: ${r.ref.type} ${envRefTargetId(r.ref)}`)
           .join(
             '; ',
           )}), so ${clash.length === 1 ? 'it' : 'they'} cannot also be set here: unlink the reference first, or use another name.`,
