@@ -155,12 +155,22 @@ function parseMysql(sql: string): Parsed {
   return { ok: false, message };
 }
 
-/** Words that begin a read-only query; text starting with any other word is a statement of another kind. */
-const QUERY_STARTS = new Set(['SELECT', 'WITH', '(']);
+/**
+ * Words that begin MySQL/MariaDB statements other than queries: text starting with one is refused as what it is
+ * even where the parser lacks its grammar (DO, HANDLER, KILL, …); any other unparsable text is a parse error.
+ */
+const OTHER_STATEMENTS = new Set(
+  (
+    'ALTER BACKUP BEGIN BINLOG CACHE CALL CHANGE CHECK CHECKSUM CLONE COMMIT CREATE DEALLOCATE DELETE DO DROP ' +
+    'EXECUTE FLUSH GET GRANT HANDLER HELP IMPORT INSERT INSTALL KILL LOAD LOCK OPTIMIZE PREPARE PURGE RELEASE ' +
+    'RENAME REPAIR REPLACE RESET RESIGNAL RESTART REVOKE ROLLBACK SAVEPOINT SET SHOW SHUTDOWN SIGNAL START STOP ' +
+    'TRUNCATE UNINSTALL UNLOCK UPDATE USE XA'
+  ).split(' '),
+);
 
 function checkSelectText(sql: string, kind: 'select' | 'explain', first: string): SafetyVerdict {
   const parsed = parseMysql(sql);
-  if (!parsed.ok && !QUERY_STARTS.has(first)) {
+  if (!parsed.ok && OTHER_STATEMENTS.has(first)) {
     return refuse('not-read-only', `${first} statements are not allowed; ${sendInstead('mysql')}.`);
   }
   if (!parsed.ok) {

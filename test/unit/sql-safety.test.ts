@@ -1,4 +1,8 @@
-import { checkStatement, type SafetyRule, type SqlDialect } from '@shared/sql-safety';
+import { parse } from 'libpg-query';
+
+import { checkStatement, SAFETY_RULES, type SafetyRule, type SqlDialect } from '@shared/sql-safety';
+import * as mysqlCorpus from '@test/fixtures/sql-safety/mysql';
+import * as postgresCorpus from '@test/fixtures/sql-safety/postgres';
 
 async function ruleOf(dialect: SqlDialect, sql: string): Promise<SafetyRule | 'ok'> {
   const verdict = await checkStatement(dialect, sql);
@@ -96,5 +100,44 @@ describe('MySQL/MariaDB statements, focused cases', () => {
     'explain format=json select 1',
   ])('allows %s', async (sql) => {
     expect(await checkStatement('mysql', sql)).toMatchObject({ ok: true });
+  });
+});
+
+describe.each([
+  ['postgres', postgresCorpus],
+  ['mysql', mysqlCorpus],
+] as const)('the %s corpus', (dialect, corpus) => {
+  it.each(corpus.REFUSED.map((entry) => [entry.sql, entry.rule] as const))('refuses %s as %s', async (sql, rule) => {
+    const verdict = await checkStatement(dialect, sql);
+    expect(verdict).toMatchObject({ ok: false, rule });
+    expect(verdict.ok ? '' : verdict.message.length).toBeGreaterThan(20);
+  });
+
+  it.each(corpus.ALLOWED.map((entry) => [entry.sql]))('allows %s', async (sql) => {
+    expect(await checkStatement(dialect, sql)).toMatchObject({ ok: true });
+  });
+
+  it('is large enough, without duplicates, each refusal sourced', () => {
+    expect(corpus.REFUSED.length).toBeGreaterThanOrEqual(70);
+    expect(corpus.ALLOWED.length).toBeGreaterThanOrEqual(25);
+    const all = [...corpus.REFUSED, ...corpus.ALLOWED].map((entry) => entry.sql);
+    expect(new Set(all).size).toBe(all.length);
+    for (const entry of corpus.REFUSED) expect(entry.source.length).toBeGreaterThan(10);
+  });
+});
+
+describe('the rules', () => {
+  it('each has a description and each is proven by a corpus entry or a focused case', () => {
+    const used = new Set([...postgresCorpus.REFUSED, ...mysqlCorpus.REFUSED].map((entry) => entry.rule));
+    used.add('empty');
+    for (const [rule, description] of Object.entries(SAFETY_RULES)) {
+      expect(description.length).toBeGreaterThan(10);
+      expect(used).toContain(rule);
+    }
+  });
+
+  it('the PostgreSQL fixture schema and seed are PostgreSQL', async () => {
+    for (const sql of postgresCorpus.FIXTURE_SQL) expect((await parse(sql)).stmts).toHaveLength(1);
+    expect(postgresCorpus.FIXTURE_SQL.join('\n').match(/\(\d+, 'SKU-/g)).toHaveLength(150);
   });
 });
