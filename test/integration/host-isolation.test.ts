@@ -139,6 +139,29 @@ describe('tenant containers are confined: privileges, logs, the host and private
     }
   });
 
+  it('reaches the object store’s S3 port through the gateway, and no other loopback service of the host', async () => {
+    const store = new URL(h.config.S3_ENDPOINT!);
+    // MinIO answers there (an anonymous GET /, refused by S3 itself): the one opening, forwarded to 127.0.0.1.
+    const s3 = await fetchFromContainer(h, containerId, `http://${gateway}:${store.port}/`);
+    expect(s3.output).toMatch(/^HTTP\/1\.[01] \d{3}/);
+    expect(s3.output).toMatch(/^Server: MinIO/im);
+    // A service on loopback (as Redis, FerretDB and MinIO itself listen) stays out of reach on any other port.
+    const server = http.createServer((_req, res) => res.end('loopback-secret'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('loopback-secret');
+      const fromTenant = await fetchFromContainer(h, containerId, `http://${gateway}:${port}/`);
+      expect(fromTenant.output).not.toContain('loopback-secret');
+      expect(fromTenant.exitCode).not.toBe(0);
+      const redis = new URL(h.config.REDIS_URL);
+      const toRedis = await fetchFromContainer(h, containerId, `http://${gateway}:${redis.port}/`);
+      expect(toRedis.exitCode).not.toBe(0);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   describe('a private network beyond the host', () => {
     // A namespace behind a veth pair plays a machine on the operator's private LAN (192.168.x.2).
     const tag = `${process.pid % 100000}`;
