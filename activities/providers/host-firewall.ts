@@ -17,6 +17,8 @@ const INPUT_CHAIN = 'SLIPWAY-ISOLATION-INPUT';
 const FORWARD_CHAIN = 'SLIPWAY-ISOLATION-FORWARD';
 /** nat table: tenant connections to a host address on the object store's port, rewritten to the store on loopback. */
 const S3_NAT_CHAIN = 'SLIPWAY-S3-DNAT';
+/** filter table: accepts those rewritten connections, and nothing else. */
+const S3_INPUT_CHAIN = 'SLIPWAY-S3-INPUT';
 
 /**
  * Where a container must never connect to: private, shared (CGNAT), link-local (cloud metadata at 169.254.169.254)
@@ -82,7 +84,7 @@ export async function hostNameservers(resolvConf = '/etc/resolv.conf'): Promise<
 }
 
 /** The rules, as one iptables-restore transaction: declaring a chain with --noflush empties it, atomically. */
-export function isolationRules(nameservers: string[], s3?: S3Forward): string {
+export function isolationRules(nameservers: string[]): string {
   const dns = (chain: string, action: string) =>
     nameservers.flatMap((ns) =>
       ['udp', 'tcp'].map((p) => `-A ${chain} -d ${ns}/32 -p ${p} -m ${p} --dport 53 -j ${action}`),
@@ -94,10 +96,6 @@ export function isolationRules(nameservers: string[], s3?: S3Forward): string {
     // Replies to what the host opened (readiness probes, docker-proxy) come back in through INPUT.
     `-A ${INPUT_CHAIN} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`,
     ...dns(INPUT_CHAIN, 'ACCEPT'),
-    // The object store's port, only as the nat rule below rewrote it (never a packet sent to loopback by itself).
-    ...(s3
-      ? [`-A ${INPUT_CHAIN} -d 127.0.0.1/32 -p tcp -m tcp --dport ${s3.port} -m conntrack --ctstate DNAT -j ACCEPT`]
-      : []),
     // Anything else from a tenant bridge to the host itself: services listening on 0.0.0.0 stay out of reach,
     // whichever host address (bridge gateway, eth0) the container aims at.
     `-A ${INPUT_CHAIN} -p tcp -j REJECT --reject-with tcp-reset`,
@@ -110,15 +108,6 @@ export function isolationRules(nameservers: string[], s3?: S3Forward): string {
       `-A ${FORWARD_CHAIN} -d ${range} -p tcp -j REJECT --reject-with tcp-reset`,
       `-A ${FORWARD_CHAIN} -d ${range} -j REJECT --reject-with icmp-net-unreachable`,
     ]),
-    'COMMIT',
-    // Without the forward the chain is declared, so emptied: turning it off takes the opening away.
-    '*nat',
-    `:${S3_NAT_CHAIN} - [0:0]`,
-    ...(s3
-      ? [
-          `-A ${S3_NAT_CHAIN} -p tcp -m tcp --dport ${s3.port} -m addrtype --dst-type LOCAL -j DNAT --to-destination 127.0.0.1:${s3.port}`,
-        ]
-      : []),
     'COMMIT',
     '',
   ].join('\n');
@@ -160,7 +149,7 @@ export async function ensureHostIsolation(opts: {
   try {
     // The engine creates DOCKER-USER when it starts; create it if it has not yet (it keeps what it finds).
     if (!(await succeeds(['-n', '-L', 'DOCKER-USER']))) await iptables(['-N', 'DOCKER-USER']);
-    const rules = isolationRules(await hostNameservers(opts.resolvConf), opts.s3);
+    const rules = isolationRules(await hostNameservers(opts.resolvConf));
     await new Promise<void>((resolve, reject) => {
       const child = execFile('iptables-restore', ['-w', '5', '--noflush'], (err) => (err ? reject(err) : resolve()));
       child.stdin?.end(rules);
@@ -169,18 +158,42 @@ export async function ensureHostIsolation(opts: {
       if (!(await succeeds(['-C', from, '-i', IFACE, '-j', to])))
         await iptables(['-I', from, '1', '-i', IFACE, '-j', to]);
     }
-    if (!(await succeeds(['-t', 'nat', '-C', 'PREROUTING', '-i', IFACE, '-j', S3_NAT_CHAIN])))
-      await iptables(['-t', 'nat', '-I', 'PREROUTING', '1', '-i', IFACE, '-j', S3_NAT_CHAIN]);
-    if (opts.s3) {
-      const bridges = (await readdir('/sys/class/net')).filter((n) => n.startsWith(BRIDGE_PREFIX));
-      for (const b of bridges) await allowLoopbackForward(b);
-    }
+    if (opts.s3) await ensureS3Forward(opts.s3);
     return { applied: true };
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: string };
     if (e.code === 'ENOENT') return { applied: false, reason: 'iptables is not installed on this host' };
     return { applied: false, reason: `iptables failed: ${(e.stderr ?? e.message).trim().split('\n')[0]}` };
   }
+}
+
+/**
+ * The S3 forward's rules, in chains of their own (so a refresh of the isolation chains, by any version of this code,
+ * never drops them): nat PREROUTING rewrites tenant connections to a host address on the port to 127.0.0.1:<port>, and
+ * INPUT accepts exactly those rewritten connections, its jump kept first, before the isolation's rejects. Rules are
+ * added when missing and never replaced: several stacks on one host (tests) each add their own port.
+ */
+async function ensureS3Forward(s3: S3Forward): Promise<void> {
+  for (const [table, chain] of [
+    ['nat', S3_NAT_CHAIN],
+    ['filter', S3_INPUT_CHAIN],
+  ] as const)
+    if (!(await succeeds(['-t', table, '-n', '-L', chain]))) await succeeds(['-t', table, '-N', chain]);
+  const port = String(s3.port);
+  const nat = ['-p', 'tcp', '-m', 'tcp', '--dport', port, '-m', 'addrtype', '--dst-type', 'LOCAL'];
+  const natRule = [...nat, '-j', 'DNAT', '--to-destination', `127.0.0.1:${port}`];
+  if (!(await succeeds(['-t', 'nat', '-C', S3_NAT_CHAIN, ...natRule])))
+    await iptables(['-t', 'nat', '-A', S3_NAT_CHAIN, ...natRule]);
+  const accept = ['-d', '127.0.0.1/32', '-p', 'tcp', '-m', 'tcp', '--dport', port];
+  const acceptRule = [...accept, '-m', 'conntrack', '--ctstate', 'DNAT', '-j', 'ACCEPT'];
+  if (!(await succeeds(['-C', S3_INPUT_CHAIN, ...acceptRule]))) await iptables(['-A', S3_INPUT_CHAIN, ...acceptRule]);
+  if (!(await succeeds(['-t', 'nat', '-C', 'PREROUTING', '-i', IFACE, '-j', S3_NAT_CHAIN])))
+    await iptables(['-t', 'nat', '-I', 'PREROUTING', '1', '-i', IFACE, '-j', S3_NAT_CHAIN]);
+  // First in INPUT, ahead of the isolation chain's jump wherever that one was put.
+  while (await succeeds(['-D', 'INPUT', '-i', IFACE, '-j', S3_INPUT_CHAIN]));
+  await iptables(['-I', 'INPUT', '1', '-i', IFACE, '-j', S3_INPUT_CHAIN]);
+  const bridges = (await readdir('/sys/class/net')).filter((n) => n.startsWith(BRIDGE_PREFIX));
+  for (const b of bridges) await allowLoopbackForward(b);
 }
 
 /** Removes every jump and both chains (an operator turning the isolation off, or tests cleaning up). */
@@ -191,6 +204,9 @@ export async function removeHostIsolation(): Promise<void> {
     await succeeds(['-X', chain]);
   }
   while (await succeeds(['-t', 'nat', '-D', 'PREROUTING', '-i', IFACE, '-j', S3_NAT_CHAIN]));
+  while (await succeeds(['-D', 'INPUT', '-i', IFACE, '-j', S3_INPUT_CHAIN]));
+  await succeeds(['-F', S3_INPUT_CHAIN]);
+  await succeeds(['-X', S3_INPUT_CHAIN]);
   await succeeds(['-t', 'nat', '-F', S3_NAT_CHAIN]);
   await succeeds(['-t', 'nat', '-X', S3_NAT_CHAIN]);
 }
