@@ -35,6 +35,7 @@ import { sandboxTurnHook } from './builder-turn/sandbox-hook';
 import { createDatabaseActivities } from './database';
 import { createDatabaseDestroyHook } from './database/destroy';
 import { createDatabaseEnvResolver } from './database/env-refs';
+import { createDatabaseSourceActivities } from './database-source';
 import { createDeploymentActivities } from './deployment';
 import type { BuildDeps } from './deployment/build';
 import { createMetricsActivities } from './metrics';
@@ -107,6 +108,9 @@ export interface ActivityDeps {
       | 'MC_BINARY'
       | 'S3_ACCESS_KEY_ID'
       | 'S3_SECRET_ACCESS_KEY'
+      | 'ALLOW_PRIVATE_DATABASE_SOURCES'
+      | 'SOURCE_QUERY_TIMEOUT_MS'
+      | 'SOURCE_QUERY_MAX_BYTES'
     >;
 }
 
@@ -249,6 +253,10 @@ export function createActivities(deps: ActivityDeps) {
           s3: deps.s3,
           bucket: deps.config.S3_BUCKET,
         })
+      : {}),
+    // Questions asked of database sources: the model writes SQL, which runs through the same checks as a query.
+    ...(deps.db
+      ? createDatabaseSourceActivities({ db: deps.db, docker: deps.engine.docker, config: deps.config })
       : {}),
     ...createUploadExpiryActivities({ store: deps.uploads, s3: deps.s3, bucket: deps.config.S3_BUCKET }),
     ...createWebhookDeliveryActivities({ store: deps.sales, allowPrivateTargets: deps.allowPrivateWebhookTargets }),

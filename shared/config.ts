@@ -208,6 +208,22 @@ const schema = z.object({
    * a turn that outlasts a client's patience, or one no worker has taken yet, never holds a request open for good.
    */
   BUILDER_MESSAGE_WAIT_S: z.coerce.number().int().min(1).max(3600).default(600),
+  // Database sources (docs/architecture.md, "Database sources"): external servers on loopback or private networks
+  // are refused unless allowed (tests, private setups); metadata addresses always are.
+  ALLOW_PRIVATE_DATABASE_SOURCES: bool.default(false),
+  /** One statement's time limit, set on the server (statement_timeout, max_statement_time) for every query. */
+  SOURCE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
+  /** The most rows one answer carries, whatever maxRows asks; the rest is left unread and `truncated` says so. */
+  SOURCE_QUERY_MAX_ROWS: z.coerce.number().int().min(1).max(100_000).default(1000),
+  /** The most bytes of rows (as JSON) one answer carries. */
+  SOURCE_QUERY_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
+  /** How long POST …/ask waits for its answer before answering 202 with where to read it (the answer goes on). */
+  SOURCE_ASK_WAIT_S: z.coerce.number().int().min(1).max(3600).default(120),
   SALES_ATTEMPT_WAIT_MS: z.coerce.number().int().min(100).max(60_000).default(12_000),
   RATE_LIMIT_ENTITLEMENTS_PER_MIN: z.coerce.number().int().min(1).default(120),
 

@@ -69,6 +69,15 @@ const CODES = {
   CREDENTIAL_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   /** The object store cannot make keys scoped to one bucket (not MinIO, or its admin client is not configured). */
   SCOPED_KEYS_UNAVAILABLE: { status: 501, compat: 'INVALID_REQUEST' },
+  DATABASE_SOURCE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  /** A question the source's history does not hold. */
+  QUESTION_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  /** A statement the safety check refused: nothing reached the database. */
+  STATEMENT_BLOCKED: { status: 400, compat: 'INVALID_REQUEST' },
+  /** The source's database refused the statement or cancelled it at its time limit; its own message says why. */
+  QUERY_FAILED: { status: 400, compat: 'INVALID_REQUEST' },
+  /** The source could not be reached or refused the login, as configured: its settings are the caller's to fix. */
+  SOURCE_UNREACHABLE: { status: 400, compat: 'INVALID_REQUEST' },
   SESSION_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   SHARE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   CHECKPOINT_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },

@@ -51,6 +51,12 @@ export const PERMISSIONS = [
   'bucket.credentials',
   /** Read a database's credentials: apart from every other permission, and audited every time. */
   'database.reveal',
+  /** See database sources, their schema and the questions asked of them; never a password. */
+  'database_source.read',
+  /** Add, change, test and remove database sources. */
+  'database_source.manage',
+  /** Run read-only statements on a source and ask it questions: the source's data, read through the safety check. */
+  'database_source.query',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -87,6 +93,9 @@ export const PROJECT_PERMISSIONS = [
   'bucket.create',
   'bucket.delete',
   'bucket.credentials',
+  'database_source.read',
+  'database_source.manage',
+  'database_source.query',
 ] as const satisfies readonly Permission[];
 
 export type ProjectPermission = (typeof PROJECT_PERMISSIONS)[number];
@@ -109,6 +118,7 @@ const READ: Permission[] = [
   'volume.read',
   'database.read',
   'bucket.read',
+  'database_source.read',
 ];
 
 /**
@@ -142,6 +152,8 @@ export const ORG_ROLE_PERMISSIONS: Record<OrgRole, readonly Permission[]> = {
     'bucket.create',
     'bucket.delete',
     'bucket.credentials',
+    'database_source.manage',
+    'database_source.query',
   ],
   // A viewer may hold a token naming any scope; the role still refuses what it cannot do.
   viewer: [...READ, 'token.manage'],
@@ -168,8 +180,19 @@ export const PROJECT_ROLE_PERMISSIONS: Record<ProjectRole, readonly ProjectPermi
     'bucket.create',
     'bucket.delete',
     'bucket.credentials',
+    'database_source.read',
+    'database_source.manage',
+    'database_source.query',
   ],
-  viewer: ['deployment.read', 'deployment.logs', 'project.read', 'volume.read', 'database.read', 'bucket.read'],
+  viewer: [
+    'deployment.read',
+    'deployment.logs',
+    'project.read',
+    'volume.read',
+    'database.read',
+    'bucket.read',
+    'database_source.read',
+  ],
 };
 
 /** The org roles that act as admin of every project of their organisation. */

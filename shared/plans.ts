@@ -15,6 +15,8 @@ export interface PlanPolicy {
   databases: { maxCount: number; maxTotalGb: number };
   /** Object-store buckets the organisation may hold, and keys per bucket (a link's key counts). */
   buckets: { maxCount: number; maxKeysPerBucket: number };
+  /** Database sources the organisation may keep (external servers and managed databases added as sources). */
+  databaseSources: { maxCount: number };
 }
 
 export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
@@ -26,6 +28,7 @@ export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
     volumes: { maxCount: 2, maxTotalGb: 5 },
     databases: { maxCount: 2, maxTotalGb: 4 },
     buckets: { maxCount: 3, maxKeysPerBucket: 5 },
+    databaseSources: { maxCount: 3 },
   },
   pro: {
     providers: ['engine_local', 'cloud_a_run', 'cloud_b_container_apps', 'cloud_c_ecs_fargate'],
@@ -35,6 +38,7 @@ export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
     volumes: { maxCount: 20, maxTotalGb: 100 },
     databases: { maxCount: 20, maxTotalGb: 200 },
     buckets: { maxCount: 20, maxKeysPerBucket: 20 },
+    databaseSources: { maxCount: 50 },
   },
   enterprise: {
     providers: ['engine_local', 'cloud_a_run', 'cloud_b_container_apps', 'cloud_c_ecs_fargate'],
@@ -44,5 +48,6 @@ export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
     volumes: { maxCount: 200, maxTotalGb: 2000 },
     databases: { maxCount: 200, maxTotalGb: 4000 },
     buckets: { maxCount: 200, maxKeysPerBucket: 50 },
+    databaseSources: { maxCount: 500 },
   },
 };

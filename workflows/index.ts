@@ -8,6 +8,7 @@ export * from './database/backup';
 export * from './database/restore';
 export * from './database/scheduled';
 export * from './database/workflow';
+export * from './database-source/workflow';
 export * from './deployment/workflow';
 export * from './metrics/workflow';
 export * from './reconcile/workflow';

@@ -4,6 +4,7 @@ import type Docker from 'dockerode';
 
 import { LABELS } from '@shared/constants';
 import {
+  databaseContainerName,
   type DatabaseCredentials,
   type DatabaseEngine,
   databaseHost,
@@ -83,11 +84,6 @@ const settled =
   (err: unknown) => {
     if (!codes.includes(statusCode(err) ?? 0)) throw err;
   };
-
-export const databaseContainerName = (databaseId: string) => {
-  checkId(databaseId);
-  return `slipway-db-${databaseId}`;
-};
 
 function checkId(databaseId: string): void {
   if (!isDatabaseId(databaseId)) throw new TypeError('a database ID must be a lower-case UUID (8-4-4-4-12 hex digits)');

@@ -2,6 +2,7 @@ import { aiProvidersFeature } from './ai-providers';
 import { auditFeature } from './audit';
 import { bucketsFeature } from './buckets';
 import { builderFeature } from './builder';
+import { databaseSourcesFeature } from './database-sources';
 import { databasesFeature } from './databases';
 import { deploymentsFeature } from './deployments';
 import { featureList } from './feature';
@@ -30,4 +31,5 @@ export const FEATURES = featureList()
   .add(builderFeature)
   .add(volumesFeature)
   .add(databasesFeature)
-  .add(bucketsFeature);
+  .add(bucketsFeature)
+  .add(databaseSourcesFeature);

@@ -62,6 +62,12 @@ export function checkDatabaseId(databaseId: string): void {
  * The name the database answers to on its organisation's network: stable for its life, so a deployment's connection
  * URL stays right across restarts and restores. 39 characters, within DNS's 63 per label.
  */
+/** The database's container: the api finds it there to query a managed database added as a source. */
+export function databaseContainerName(databaseId: string): string {
+  checkDatabaseId(databaseId);
+  return `slipway-db-${databaseId}`;
+}
+
 export function databaseHost(databaseId: string): string {
   checkDatabaseId(databaseId);
   return `db-${databaseId}`;

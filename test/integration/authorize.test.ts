@@ -38,6 +38,7 @@ interface World {
   newVolume(projectId?: string): Promise<string>;
   newDatabase(projectId: string): Promise<string>;
   newBucket(projectId?: string): Promise<string>;
+  newSource(projectId: string): Promise<string>;
 }
 /**
  * A real route that needs exactly `permission`, and the status it answers once access is granted (a refusal of the
@@ -206,6 +207,29 @@ const PROBES: Record<Permission, Probe> = {
     }),
     granted: 404, // CREDENTIAL_NOT_FOUND inside the project, BUCKET_NOT_FOUND for the unknown ID
   },
+  'database_source.read': {
+    call: async (w, p) => ({
+      method: 'GET',
+      path: p ? `/platform/database-sources/${await w.newSource(w.projectId)}` : '/platform/database-sources',
+    }),
+    granted: 200,
+  },
+  'database_source.manage': {
+    call: async (w, p) => ({
+      method: 'POST',
+      path: '/platform/database-sources',
+      body: { engine: 'oracle', ...(p ? { projectId: w.projectId } : {}) },
+    }),
+    granted: 400,
+  },
+  'database_source.query': {
+    call: async (w, p) => ({
+      method: 'POST',
+      path: `/platform/database-sources/${p ? await w.newSource(w.projectId) : unknownId}/query`,
+      body: { sql: 'DELETE FROM accounts' },
+    }),
+    granted: 0, // 400 blocked by the safety check inside the project, 404 for the unknown ID
+  },
 };
 
 const grantedOf = (permission: Permission, inProject: boolean) => {
@@ -214,6 +238,7 @@ const grantedOf = (permission: Permission, inProject: boolean) => {
   if (permission === 'volume.delete' || permission === 'database.delete') return inProject ? 202 : 404;
   if (permission === 'database.backup') return inProject ? 409 : 404;
   if (permission === 'bucket.delete') return inProject ? 200 : 404;
+  if (permission === 'database_source.query') return inProject ? 400 : 404;
   return permission === 'deployment.manage' ? (inProject ? 204 : 404) : inProject ? 200 : 404;
 };
 
@@ -334,7 +359,31 @@ describe('authorize: the permission table and the behaviour agree, route by rout
       if (r.status !== 201) throw new Error(`creating a bucket answered ${r.status}: ${JSON.stringify(r.body)}`);
       return r.body.data.id;
     };
-    w = { owner, projectId: await newProject(), newProject, newDeployment, newVolume, newDatabase, newBucket };
+    // A public address: created without connecting, which no probe needs.
+    const newSource = async (projectId: string) => {
+      const r = await owner.post<{ data: { id: string } }>('/platform/database-sources', {
+        projectId,
+        name: `s-${randomUUID().slice(0, 8)}`,
+        engine: 'postgres',
+        host: '8.8.8.8',
+        port: 5432,
+        database: 'x',
+        user: 'x',
+        password: 'x',
+      });
+      if (r.status !== 201) throw new Error(`creating a source answered ${r.status}: ${JSON.stringify(r.body)}`);
+      return r.body.data.id;
+    };
+    w = {
+      owner,
+      projectId: await newProject(),
+      newProject,
+      newDeployment,
+      newVolume,
+      newDatabase,
+      newBucket,
+      newSource,
+    };
   });
   afterAll(() => h?.stop());
 

@@ -123,6 +123,23 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       ok(await a.post<{ data: Body }>('/platform/buckets', { name: 'a-files', projectId }), 'bucket').data as Body
     ).id as string;
 
+    // A database source at a public address (made without connecting), and A's database added by reference.
+    const sourceId = (
+      ok(
+        await a.post<{ data: Body }>('/platform/database-sources', {
+          projectId,
+          name: 'a-source',
+          engine: 'postgres',
+          host: '8.8.8.8',
+          port: 5432,
+          database: 'a',
+          user: 'a',
+          password: 'a-password',
+        }),
+        'database source',
+      ).data as Body
+    ).id as string;
+
     // The AI builder: a provider, a session with a checkpoint and a share in A's project; B's own project to remix into.
     const builderProjects = createProjectStore(h.db);
     const builderProject = async (orgId: string, userId: string) => {
@@ -208,6 +225,9 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       // A key ID of the right shape: B is refused on the bucket before the key is looked up.
       '/platform/buckets/{id}/credentials': 'SLWAAAAAAAAAAAAAAAAA',
       '/platform/buckets/{id}/links': deploymentId,
+      '/platform/database-sources': sourceId,
+      // No question was asked: B is refused on the source first.
+      '/platform/database-sources/{id}/questions': randomUUID(),
     };
     // Bodies that point at A's resources, where a route takes one.
     const bodyFor: Record<string, unknown> = {
@@ -252,6 +272,11 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       // A's project through B's own bucket; A's deployment linked to A's bucket.
       'POST /platform/buckets': { name: 'b-steal', projectId },
       'POST /platform/buckets/{id}/links': { deploymentId },
+      // A's project and A's database through B's own source; A's source queried, asked and renamed by B.
+      'POST /platform/database-sources': { projectId, databaseId, name: 'b-steal' },
+      'PATCH /platform/database-sources/{id}': { name: 'b-steal' },
+      'POST /platform/database-sources/{id}/query': { sql: 'SELECT 1' },
+      'POST /platform/database-sources/{id}/ask': { question: 'How many rows?' },
       // A's Git token and A's user through B's own resources.
       'POST /platform/projects': {
         name: 'b-steal',
@@ -284,7 +309,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       projectId,
       orgA.userId,
     ];
-    aIds.push(providerId, sessionId, checkpointId, slug, volumeId, databaseId, bucketId);
+    aIds.push(providerId, sessionId, checkpointId, slug, volumeId, databaseId, bucketId, sourceId);
 
     const doc = (await (await fetch(`${h.baseUrl}/openapi.json`)).json()) as Doc;
     const swept: string[] = [];

@@ -52,6 +52,8 @@ describe('schemathesis against the OpenAPI document', () => {
         DEPLOYMENT_COMMAND_ACCEPT_WAIT_MS: '2000',
         // Nor any builder turn: a message is answered 202 (running, follow it) after this wait.
         BUILDER_MESSAGE_WAIT_S: '2',
+        // Nor any question to a database source: answered 202 (running, read it later) after this wait.
+        SOURCE_ASK_WAIT_S: '2',
         LOG_LEVEL: 'error',
       },
       // Deploys stay queued: what is checked is the HTTP contract, not the engine. The api's errors are kept, so a

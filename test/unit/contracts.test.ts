@@ -6,6 +6,7 @@ import {
   RESTORE_WORKFLOW,
   SCHEDULED_BACKUP_WORKFLOW,
 } from '@shared/contracts/database';
+import { SOURCE_QUESTION_WORKFLOW } from '@shared/contracts/database-source';
 import { DEPLOYMENT_WORKFLOW } from '@shared/contracts/deployment';
 import { METRICS_WORKFLOWS } from '@shared/contracts/metrics';
 import { RECONCILE_WORKFLOW } from '@shared/contracts/reconcile';
@@ -31,6 +32,7 @@ const CONTRACT_NAMES = [
   UPLOAD_EXPIRY_WORKFLOW,
   VOLUME_WORKFLOW,
   DATABASE_WORKFLOW,
+  SOURCE_QUESTION_WORKFLOW,
   BACKUP_WORKFLOW,
   RESTORE_WORKFLOW,
   SCHEDULED_BACKUP_WORKFLOW,

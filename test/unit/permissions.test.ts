@@ -32,9 +32,14 @@ describe('the permissions table', () => {
       'project.read',
       'volume.read',
       'database.read',
+      'bucket.read',
+      'database_source.read',
       'token.manage',
     ]);
     expect(roleAllows('viewer', 'database.reveal')).toBe(false);
+    // Reading a source's data is more than seeing that it exists.
+    expect(roleAllows('viewer', 'database_source.query')).toBe(false);
+    expect(roleAllows('developer', 'database_source.query')).toBe(true);
     expect(roleAllows('viewer', 'database.create')).toBe(false);
     expect(roleAllows('viewer', 'deployment.create')).toBe(false);
     expect(roleAllows('viewer', 'volume.create')).toBe(false);
