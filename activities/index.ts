@@ -43,6 +43,7 @@ import { createEngineDatabases } from './providers/engine-databases';
 import { createEngineLocal, type EngineLocalDeps } from './providers/engine-local';
 import { createOrgNetworks } from './providers/engine-network';
 import { createEngineVolumes } from './providers/engine-volumes';
+import { s3ForwardFor } from './providers/host-firewall';
 import { createReconcileActivities } from './reconcile';
 import { createSandboxActivities } from './sandbox';
 import { createUploadExpiryActivities } from './upload-expiry';
@@ -120,7 +121,9 @@ export interface ActivityDeps {
  */
 export function createActivities(deps: ActivityDeps) {
   const instance = instanceId(deps.config);
-  const engine = createEngineLocal({ ...deps.engine, instance });
+  // With the embedded store on loopback, every tenant bridge routes its one forwarded port (host-firewall.ts).
+  const loopbackForward = s3ForwardFor(deps.config) !== undefined;
+  const engine = createEngineLocal({ ...deps.engine, instance, loopbackForward });
   // Status changes, log lines and destroys wake the api's event streams and long-polls (`?wait=`) at once.
   const feed = deps.redis && createStatusFeed({ redis: deps.redis, keyPrefix: deps.config.REDIS_KEY_PREFIX });
   // What status reads show, rewritten after each write that changes it and before its announcement.
@@ -148,7 +151,7 @@ export function createActivities(deps: ActivityDeps) {
         createBucketEnvResolver({
           store: bucketStore,
           sealer: createLinkSecretSealer(deps.config.SECRETS_KEY),
-          address: appS3Address(deps.config, createOrgNetworks({ docker: deps.engine.docker, instance }), (id) =>
+          address: appS3Address(deps.config, createOrgNetworks({ docker: deps.engine.docker, instance, loopbackForward }), (id) =>
             deps.engine.docker.getNetwork(id).inspect(),
           ),
         }),
@@ -239,7 +242,7 @@ export function createActivities(deps: ActivityDeps) {
             docker: deps.engine.docker,
             instance,
             volumes: volumeStorage,
-            networks: createOrgNetworks({ docker: deps.engine.docker, instance }),
+            networks: createOrgNetworks({ docker: deps.engine.docker, instance, loopbackForward }),
             images: {
               postgresql: deps.config.DATABASE_IMAGE_POSTGRESQL,
               mariadb: deps.config.DATABASE_IMAGE_MARIADB,

@@ -244,13 +244,14 @@ export function createReleaseActivities(deps: ReleaseActivityDeps) {
 
     /** Inserts the release (idempotent on its revision); returns what the workflow remembers of it. */
     async createRelease(r: NewRelease): Promise<CreatedRelease> {
-      const { envNames: named, envSealed } = await envFor(r);
+      const { envSealed } = await envFor(r);
       const source = await sourceFor(r);
       const values = envSealed ? env.open({ _id: r.deploymentId, orgId: r.orgId, envSealed }) : {};
       // The attachments as they are now: a rollback too keeps the deployment's current volumes and references.
       const attached = releaseAttachments(await deps.attachments.listByDeployment(r.deploymentId));
-      // An earlier release's names include its references; what is sealed is what is plain.
-      const plain = envSealed ? Object.keys(values) : named;
+      // An earlier release's names include its references; what is sealed is what is plain, and nothing sealed is
+      // no plain value at all (an empty env seals to nothing): a reference taken off does not live on as a name.
+      const plain = envSealed ? Object.keys(values) : [];
       const envNames = [...new Set([...plain, ...attached.envRefs.map((x) => x.name)])].sort();
       const release: ReleaseRecord = {
         _id: releaseId(r.deploymentId, r.revision),

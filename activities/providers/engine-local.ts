@@ -50,6 +50,8 @@ export interface EngineLocalDeps {
   instance: string;
   /** Pull from registries on loopback/private addresses (tests' local registry); refused when absent or false. */
   allowPrivateRegistries?: boolean;
+  /** Tenant bridges route the embedded object store's forward (host-firewall.ts): the S3 forward is on. */
+  loopbackForward?: boolean;
 }
 
 /**
@@ -83,7 +85,7 @@ export function createEngineLocal(deps: EngineLocalDeps) {
     ...(deps.upstreamHost ? { upstreamHost: deps.upstreamHost } : {}),
   };
 
-  const networks = createOrgNetworks({ docker, instance });
+  const networks = createOrgNetworks({ docker, instance, loopbackForward: deps.loopbackForward ?? false });
   const ensureNetwork = networks.ensure;
 
   async function inspectByName(name: string): Promise<Docker.ContainerInspectInfo | undefined> {

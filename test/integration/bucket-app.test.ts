@@ -3,11 +3,15 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 import { DEFAULT_BASE_IMAGES } from '@shared/build/base-images';
 
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
+import { readResult } from '../helpers/mcp';
 import { archiveForm, zipDirectory } from '../helpers/zip';
 
 const EXAMPLE = path.resolve(__dirname, '..', '..', 'examples', 'node-s3');
@@ -117,9 +121,9 @@ describe('a deployed app with its bucket', () => {
     const without = await eventually(
       async () => {
         const s = await status();
-        return s.status === 'running' && s.revision > running.revision && !s.envVarNames.includes('S3_BUCKET')
-          ? s
-          : undefined;
+        if (s.status === 'running' && s.revision > running.revision && !s.envVarNames.includes('S3_BUCKET')) return s;
+        // What it reads meanwhile, for the timeout's message.
+        throw new Error(`${s.status} at revision ${s.revision} with ${s.envVarNames.join(',')}`);
       },
       'the release without the bucket serving',
       300_000,
@@ -134,6 +138,46 @@ describe('a deployed app with its bucket', () => {
       (await api.get<{ data: { credentials: unknown[] } }>(`/platform/buckets/${bucket.id}/credentials`)).body.data
         .credentials,
     ).toEqual([]);
+
+    // An agent links and unlinks through MCP, each a release, as the routes do.
+    const mcp = new Client({ name: 'bucket-app-test', version: '1.0.0' });
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(`${h.baseUrl}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${org.token}` } },
+      }),
+    );
+    try {
+      const call = async (name: string, args: Record<string, unknown>) =>
+        readResult((await mcp.callTool({ name, arguments: args })) as CallToolResult);
+      const byTool = await call('link_bucket', { bucketId: bucket.id, deploymentId: id });
+      expect(byTool.isError).toBe(false);
+      expect(byTool.s).toMatchObject({ deploymentId: id, bucket: { id: bucket.id } });
+      const relinked = await eventually(
+        async () => {
+          const s = await status();
+          return s.status === 'running' && s.revision > without.revision && s.envVarNames.includes('S3_BUCKET')
+            ? s
+            : undefined;
+        },
+        'the release linked through MCP serving',
+        300_000,
+      );
+      expect(await ask('/files/hello.txt')).toEqual({ key: 'hello.txt', body: 'from the app' });
+      const unlinkedByTool = await call('unlink_bucket', { bucketId: bucket.id, deploymentId: id });
+      expect(unlinkedByTool.isError).toBe(false);
+      await eventually(
+        async () => {
+          const s = await status();
+          return s.status === 'running' && s.revision > relinked.revision && !s.envVarNames.includes('S3_BUCKET')
+            ? s
+            : undefined;
+        },
+        'the release unlinked through MCP serving',
+        300_000,
+      );
+    } finally {
+      await mcp.close();
+    }
     expect((await api.del(`/platform/deployments/${id}`)).status).toBeLessThan(300);
   }, 1_500_000);
 });
