@@ -6,7 +6,7 @@ import path from 'node:path';
 
 /**
  * Keys that open one bucket only, made by the object store's own identity machinery: MinIO service accounts of its
- * root user, each with an inline policy allowing `s3:*` on that bucket and its objects and nothing else (a service
+ * root user, each with an inline policy allowing the object work on that bucket and nothing else (a service
  * account's rights are its parent's cut down to its policy). Made and removed through MinIO's client `mc`, run as a
  * program: argv arrays (no shell), `--json`, a configuration directory of this process's own, and the root
  * credentials in `MC_HOST_<alias>`, which `ps` does not show. mc prints the secret it generated; it is returned to
@@ -48,12 +48,30 @@ export function newAccessKeyId(): string {
 
 export const ACCESS_KEY_ID_PATTERN = /^SLW[A-Z2-7]{17}$/;
 
-/** The inline policy of a bucket's key: everything on that bucket and its objects, nothing on any other. */
+/**
+ * What a bucket's key may do: list the bucket and read, write and delete its objects (multipart uploads and tags
+ * included). Not the bucket itself: deleting it, or setting its policy (one public read would open it to anyone),
+ * versioning, lifecycle, notifications, encryption or object lock, is the platform's to do through its own routes.
+ */
+export const KEY_BUCKET_ACTIONS = ['s3:GetBucketLocation', 's3:ListBucket', 's3:ListBucketMultipartUploads'];
+export const KEY_OBJECT_ACTIONS = [
+  's3:GetObject',
+  's3:PutObject',
+  's3:DeleteObject',
+  's3:AbortMultipartUpload',
+  's3:ListMultipartUploadParts',
+  's3:GetObjectTagging',
+  's3:PutObjectTagging',
+  's3:DeleteObjectTagging',
+];
+
+/** The inline policy of a bucket's key: that bucket and its objects, nothing on any other. */
 export function bucketPolicy(bucket: string): string {
   return JSON.stringify({
     Version: '2012-10-17',
     Statement: [
-      { Effect: 'Allow', Action: ['s3:*'], Resource: [`arn:aws:s3:::${bucket}`, `arn:aws:s3:::${bucket}/*`] },
+      { Effect: 'Allow', Action: KEY_BUCKET_ACTIONS, Resource: [`arn:aws:s3:::${bucket}`] },
+      { Effect: 'Allow', Action: KEY_OBJECT_ACTIONS, Resource: [`arn:aws:s3:::${bucket}/*`] },
     ],
   });
 }

@@ -1,4 +1,11 @@
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteBucketCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutBucketPolicyCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -150,6 +157,33 @@ describe('buckets', () => {
     for (const b of [sibling.s3Name, foreign.s3Name, h.config.S3_BUCKET]) {
       expect({ b, put: await tryPutGet(h, key, b) }).toEqual({ b, put: 'AccessDenied' });
       expect({ b, get: await tryGet(h, key, b, 'secret.txt') }).toEqual({ b, get: 'AccessDenied' });
+    }
+
+    // The bucket's objects, not the bucket itself: listing works; deleting it or opening it with a policy does not.
+    const own = new S3Client({
+      endpoint: h.config.S3_ENDPOINT,
+      region: h.config.S3_REGION,
+      forcePathStyle: true,
+      credentials: key,
+    });
+    try {
+      expect((await own.send(new ListObjectsV2Command({ Bucket: mine.s3Name }))).KeyCount).toBe(1);
+      const publicRead = JSON.stringify({
+        Version: '2012-10-17',
+        Statement: [
+          { Effect: 'Allow', Principal: '*', Action: ['s3:GetObject'], Resource: [`arn:aws:s3:::${mine.s3Name}/*`] },
+        ],
+      });
+      await expect(
+        own.send(new PutBucketPolicyCommand({ Bucket: mine.s3Name, Policy: publicRead })),
+      ).rejects.toMatchObject({
+        name: 'AccessDenied',
+      });
+      await expect(own.send(new DeleteBucketCommand({ Bucket: mine.s3Name }))).rejects.toMatchObject({
+        name: 'AccessDenied',
+      });
+    } finally {
+      own.destroy();
     }
 
     // Listed without the secret, anywhere in the answer.
