@@ -93,6 +93,22 @@ REFUSALS_NO_SCHEMA_STATES = [
     # to parse; the pattern states its characters only.
     ("The schedule was refused", "a cron expression's grammar and ranges", "PUT /platform/databases/{id}/backup-schedule", "PUT /platform/deployments/{id}/databases/{dbId}/backup-schedule"),
     ("may be at most 4096 bytes long", "a length in UTF-8 bytes, which no JSON Schema keyword counts", "POST /platform/deployments/{id}/volumes", "POST /platform/deployments"),
+    # Buckets: what the bucket holds and what its keys and links are decide, which no request carries.
+    ("holds objects; delete them first", "whether the bucket holds objects", "DELETE /platform/buckets/{id}"),
+    ("belongs to the link with deployment", "whether the key is a link's", "DELETE /platform/buckets/{id}/credentials/{keyId}"),
+    ("a bucket is linked to deployments of its own project", "the projects the bucket and the deployment are in", "POST /platform/buckets/{id}/links"),
+    # Database sources: a statement's grammar is the safety check's parser's to read (a string to a schema); whether
+    # the source answers, and what its database says, is the world at the time of the request.
+    ("blocked by a safety check", "whether SQL is one read-only statement is its grammar, which only a parser reads", "POST /platform/database-sources/{id}/query", "POST /platform/database-sources/{id}/ask"),
+    ("Could not connect to the source", "whether the source's server answers is the network at the time of the request", "POST /platform/database-sources/{id}/query", "GET /platform/database-sources/{id}/schema"),
+    ("The source cannot be queried", "the source's host at the time of the request, or its managed database's state", "POST /platform/database-sources/{id}/query", "GET /platform/database-sources/{id}/schema"),
+    ("The database refused the statement", "what the source's database accepts is its own schema", "POST /platform/database-sources/{id}/query"),
+    ("ran past its time limit", "how long the source's database takes", "POST /platform/database-sources/{id}/query"),
+    ("is a managed database by reference", "whether the source refers to a managed database", "PATCH /platform/database-sources/{id}"),
+    ("which has no SQL to query", "the engine of the database the ID names", "POST /platform/database-sources"),
+    ("has no enabled AI provider", "whether the organisation holds an enabled AI provider", "POST /platform/database-sources/{id}/ask"),
+    ("is disabled; enable it", "whether the named AI provider is enabled", "POST /platform/database-sources/{id}/ask"),
+    ("does not offer the model", "the models the named AI provider offers", "POST /platform/database-sources/{id}/ask"),
 ]
 
 # Left unspent on each token: the checks' own probes (the same request again, another method) carry the case's token

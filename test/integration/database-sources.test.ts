@@ -1,8 +1,6 @@
 import { PassThrough } from 'node:stream';
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 
@@ -17,7 +15,7 @@ import { openai, type ProviderDouble, startOpenAiDouble } from '../helpers/ai-do
 import { client } from '../helpers/client';
 import { type Credentials, databaseReads } from '../helpers/databases';
 import { type Harness, startHarness } from '../helpers/harness';
-import { readResult } from '../helpers/mcp';
+import { connectAgent } from '../helpers/mcp';
 
 type Body = Record<string, unknown>;
 interface Data<T = Body> {
@@ -71,81 +69,59 @@ async function adminSql(h: Harness, containerId: string, engine: 'postgresql' | 
 }
 
 /** A digest of the fixture tables' contents and of the tables that exist: what "nothing changed" is checked against. */
-async function pgState(ep: SourceEndpoint) {
-  const c = new pg.Client({
-    host: ep.address,
-    port: ep.port,
-    user: ep.user,
-    password: ep.password,
-    database: ep.database,
-  });
-  await c.connect();
-  try {
-    const r = await c.query(
-      `select (select md5(string_agg(t::text, ',' order by id)) from customers t) as c,
-              (select md5(string_agg(t::text, ',' order by id)) from orders t) as o,
-              (select count(*) from order_items) as i,
-              (select string_agg(relname, ',' order by relname) from pg_class where relnamespace = 'public'::regnamespace) as rels,
-              (select last_value from order_seq) as seq`,
-    );
-    return r.rows[0] as Body;
-  } finally {
-    await c.end();
-  }
-}
-
-async function mysqlState(ep: SourceEndpoint) {
-  const c = await mysql.createConnection({
-    host: ep.address,
-    port: ep.port,
-    user: ep.user,
-    password: ep.password,
-    database: ep.database,
-  });
-  try {
-    await c.query('SET SESSION group_concat_max_len = 1000000');
-    const [rows] = await c.query(
-      `SELECT (SELECT MD5(GROUP_CONCAT(CONCAT_WS('|', id, name, email, country) ORDER BY id)) FROM customers) AS c,
-              (SELECT MD5(GROUP_CONCAT(CONCAT_WS('|', id, customer_id, total, status) ORDER BY id)) FROM orders) AS o,
-              (SELECT COUNT(*) FROM order_items) AS i,
-              (SELECT GROUP_CONCAT(TABLE_NAME ORDER BY TABLE_NAME) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()) AS rels`,
-    );
-    return (rows as Body[])[0]!;
-  } finally {
-    await c.end();
-  }
-}
-
-async function seed(ep: SourceEndpoint, statements: string[]) {
+/** Runs statements as the source's own user, outside both layers (the tests' setup and their checks of the data). */
+async function asOwner<T>(ep: SourceEndpoint, fn: (query: (sql: string) => Promise<Body[]>) => Promise<T>): Promise<T> {
+  const login = { host: ep.address, port: ep.port, user: ep.user, password: ep.password, database: ep.database };
   if (ep.engine === 'postgres') {
-    const c = new pg.Client({
-      host: ep.address,
-      port: ep.port,
-      user: ep.user,
-      password: ep.password,
-      database: ep.database,
-    });
+    const c = new pg.Client(login);
     await c.connect();
     try {
-      for (const s of statements) await c.query(s);
-    } finally {
-      await c.end();
-    }
-  } else {
-    const c = await mysql.createConnection({
-      host: ep.address,
-      port: ep.port,
-      user: ep.user,
-      password: ep.password,
-      database: ep.database,
-    });
-    try {
-      for (const s of statements) await c.query(s);
+      return await fn(async (sql) => (await c.query(sql)).rows as Body[]);
     } finally {
       await c.end();
     }
   }
+  const c = await mysql.createConnection(login);
+  try {
+    return await fn(async (sql) => (await c.query(sql))[0] as Body[]);
+  } finally {
+    await c.end();
+  }
 }
+
+/** A digest of the fixture tables' contents and of the tables that exist: what "nothing changed" is checked against. */
+const pgState = (ep: SourceEndpoint) =>
+  asOwner(
+    ep,
+    async (q) =>
+      (
+        await q(
+          `select (select md5(string_agg(t::text, ',' order by id)) from customers t) as c,
+                (select md5(string_agg(t::text, ',' order by id)) from orders t) as o,
+                (select count(*) from order_items) as i,
+                (select string_agg(relname, ',' order by relname) from pg_class where relnamespace = 'public'::regnamespace) as rels,
+                (select last_value from order_seq) as seq`,
+        )
+      )[0],
+  );
+
+const mysqlState = (ep: SourceEndpoint) =>
+  asOwner(ep, async (q) => {
+    await q('SET SESSION group_concat_max_len = 1000000');
+    return (
+      await q(
+        `SELECT (SELECT MD5(GROUP_CONCAT(CONCAT_WS('|', id, name, email, country) ORDER BY id)) FROM customers) AS c,
+                (SELECT MD5(GROUP_CONCAT(CONCAT_WS('|', id, customer_id, total, status) ORDER BY id)) FROM orders) AS o,
+                (SELECT COUNT(*) FROM order_items) AS i,
+                (SELECT GROUP_CONCAT(TABLE_NAME ORDER BY TABLE_NAME) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()) AS rels`,
+      )
+    )[0];
+  });
+
+const seed = (ep: SourceEndpoint, statements: string[]) =>
+  asOwner(ep, async (q) => {
+    for (const s of statements) await q(s);
+  });
 
 const ENGINES = [
   { engine: 'postgresql' as const, source: 'postgres' as const, corpus: pgCorpus, state: pgState },
@@ -256,6 +232,28 @@ describe('database sources and database intelligence', () => {
     expect(q.status).toBe(400);
     expect(q.body.message).toMatch(/^Could not connect to the source or log in: .*password authentication failed/);
     expect((await api.del(`/platform/database-sources/${bad.body.data.id}`)).status).toBe(204);
+
+    // Every change, test, schema read and query is in the audit trail, and no password is.
+    await api.get(`/platform/database-sources/${sourceId}/schema`);
+    await api.post(`/platform/database-sources/${sourceId}/query`, { sql: 'SELECT 1' });
+    const trail = await api.get<{
+      data: { events: { action: string; resource: { type: string; id: string | null } }[] };
+    }>('/platform/audit?limit=100');
+    const actions = (id: string) => trail.body.data.events.filter((e) => e.resource.id === id).map((e) => e.action);
+    expect(actions(sourceId)).toEqual(
+      expect.arrayContaining([
+        'database-source.create',
+        'database-source.update',
+        'database-source.test',
+        'database-source.schema',
+        'database-source.query',
+      ]),
+    );
+    expect(actions(bad.body.data.id)).toEqual(
+      expect.arrayContaining(['database-source.create', 'database-source.delete']),
+    );
+    expect(JSON.stringify(trail.body)).not.toContain(ep.password);
+    expect(JSON.stringify(trail.body)).not.toContain('not-the-password');
   });
 
   it('reports a read-only role as such (the README’s recipe)', async () => {
@@ -488,19 +486,12 @@ describe('database sources and database intelligence', () => {
 
   it('serves agents through MCP: list, describe, query (rows fenced as untrusted), refusals with the rule', async () => {
     const { sourceId } = servers.mysql!;
-    const c = new Client({ name: 'sources-test', version: '1.0.0' });
-    await c.connect(
-      new StreamableHTTPClientTransport(new URL(`${h.baseUrl}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${org.token}` } },
-      }),
-    );
+    const { client: c, call } = await connectAgent(h.baseUrl, org.token, 'sources-test');
     mcpClients.push(c);
     const names = (await c.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(
       expect.arrayContaining(['list_database_sources', 'describe_database_schema', 'query_database', 'ask_database']),
     );
-    const call = async (name: string, args: Body) =>
-      readResult((await c.callTool({ name, arguments: args })) as CallToolResult);
     const listed = await call('list_database_sources', {});
     expect(listed.s.sources.map((s: Body) => s.id)).toEqual(expect.arrayContaining([sourceId]));
     const described = await call('describe_database_schema', { sourceId });

@@ -15,7 +15,6 @@ import { realBucketName } from '@shared/buckets/names';
 import { newAccessKeyId, type ScopedKeys, ScopedKeysUnavailable } from '@shared/buckets/scoped-keys';
 import type { BucketStore } from '@shared/buckets/store';
 import type { BucketCredentialRecord, BucketRecord } from '@shared/buckets/types';
-import { isDuplicateKey } from '@shared/db/mongo';
 import { AppError } from '@shared/errors';
 import type { Principal } from '@shared/identity/service';
 import { ignore } from '@shared/ignore';
@@ -24,6 +23,7 @@ import { PLAN_POLICIES } from '@shared/plans';
 import type { ProjectStore } from '@shared/projects/store';
 import type { BucketUsageStore } from '@shared/usage/bucket-usage';
 
+import { insertWithinPlan, listVisible } from '../owned';
 import type { BucketDeploymentHooks } from './hooks';
 
 export interface BucketServiceDeps {
@@ -198,25 +198,26 @@ export function createBucketService(deps: BucketServiceDeps) {
         createdBy: principal.user._id,
         createdAt: new Date(),
       };
-      await deps.lock(`buckets:${orgId}`, 'bucket quota', async () => {
-        const count = await store.count(orgId);
-        if (count + 1 > maxCount)
-          throw new AppError(
+      await insertWithinPlan({
+        lock: deps.lock,
+        key: `buckets:${orgId}`,
+        what: 'bucket quota',
+        over: async () => {
+          const count = await store.count(orgId);
+          if (count + 1 <= maxCount) return undefined;
+          return new AppError(
             'QUOTA_EXCEEDED',
             `The ${principal.org.plan} plan allows ${maxCount} buckets; this organisation has ${count}: delete one first.`,
             { maxCount, count },
           );
-        try {
-          await store.insert(record);
-        } catch (err) {
-          if (isDuplicateKey(err))
-            throw new AppError(
-              'CONFLICT',
-              `A bucket named ${body.name} exists in this organisation; choose another name or use that one.`,
-              { name: body.name },
-            );
-          throw err;
-        }
+        },
+        insert: () => store.insert(record),
+        taken: () =>
+          new AppError(
+            'CONFLICT',
+            `A bucket named ${body.name} exists in this organisation; choose another name or use that one.`,
+            { name: body.name },
+          ),
       });
       try {
         await deps.s3.send(new CreateBucketCommand({ Bucket: record.s3Name }));
@@ -228,14 +229,7 @@ export function createBucketService(deps: BucketServiceDeps) {
     },
 
     async list(principal: Principal, q: { projectId?: string | undefined; limit: number; offset: number }) {
-      const v = await deps.authz.visibility(principal);
-      if (q.projectId && !deps.authz.sees(v, q.projectId)) return { items: [], total: 0 };
-      return store.list(principal.org._id, {
-        limit: q.limit,
-        offset: q.offset,
-        ...(q.projectId ? { projectId: q.projectId } : {}),
-        ...(v.all ? {} : { visibleProjects: v.projectIds }),
-      });
+      return listVisible(deps.authz, principal, q, (filter) => store.list(principal.org._id, filter));
     },
 
     /**

@@ -31,6 +31,8 @@ import { PLAN_POLICIES } from '@shared/plans';
 import type { ProjectStore } from '@shared/projects/store';
 import { checkStatement, type SafetyVerdict } from '@shared/sql-safety';
 
+import { insertWithinPlan, listVisible } from '../owned';
+
 export interface SourceServiceDeps {
   store: SourceStore;
   resolver: EndpointResolver;
@@ -225,33 +227,27 @@ export function createSourceService(deps: SourceServiceDeps) {
         };
       }
       const max = PLAN_POLICIES[principal.org.plan].databaseSources.maxCount * deps.quotaMultiplier;
-      await deps.lock(`database-sources:${orgId}`, 'database source quota', async () => {
-        const count = await store.count(orgId);
-        if (count + 1 > max)
-          throw new AppError(
+      await insertWithinPlan({
+        lock: deps.lock,
+        key: `database-sources:${orgId}`,
+        what: 'database source quota',
+        over: async () => {
+          const count = await store.count(orgId);
+          if (count + 1 <= max) return undefined;
+          return new AppError(
             'QUOTA_EXCEEDED',
             `The ${principal.org.plan} plan allows ${max} database sources; this organisation has ${count}: delete one first.`,
             { maxCount: max, count },
           );
-        try {
-          await store.insert(record);
-        } catch (err) {
-          if (isDuplicateKey(err)) throw nameTaken(record.name);
-          throw err;
-        }
+        },
+        insert: () => store.insert(record),
+        taken: () => nameTaken(record.name),
       });
       return record;
     },
 
     async list(principal: Principal, q: { projectId?: string | undefined; limit: number; offset: number }) {
-      const v = await deps.authz.visibility(principal);
-      if (q.projectId && !deps.authz.sees(v, q.projectId)) return { items: [], total: 0 };
-      return store.list(principal.org._id, {
-        limit: q.limit,
-        offset: q.offset,
-        ...(q.projectId ? { projectId: q.projectId } : {}),
-        ...(v.all ? {} : { visibleProjects: v.projectIds }),
-      });
+      return listVisible(deps.authz, principal, q, (filter) => store.list(principal.org._id, filter));
     },
 
     async update(

@@ -26,7 +26,6 @@ import {
 import type { DatabaseStore } from '@shared/databases/store';
 import type { DatabaseKind, DatabaseRecord } from '@shared/databases/types';
 import { databaseWorkflowVisibility } from '@shared/databases/visibility';
-import { isDuplicateKey } from '@shared/db/mongo';
 import { AppError } from '@shared/errors';
 import type { Principal } from '@shared/identity/service';
 import { ignore } from '@shared/ignore';
@@ -35,6 +34,8 @@ import { PLAN_POLICIES } from '@shared/plans';
 import type { ProjectStore } from '@shared/projects/store';
 import { currentRequestId } from '@shared/request-context';
 import { isWaitOver } from '@shared/temporal';
+
+import { insertWithinPlan, listVisible } from '../owned';
 
 /** What databases need of deployments: finding one the caller may change, and its env references to databases. */
 export interface DeploymentHooks {
@@ -155,27 +156,28 @@ export function createDatabaseService(deps: DatabaseServiceDeps) {
       createdAt: now,
       updatedAt: now,
     };
-    await deps.lock(`databases:${orgId}`, 'database quota', async () => {
-      const usage = await store.usage(orgId);
-      if (usage.count + 1 > limits.maxCount || usage.totalGb + spec.sizeGb > limits.maxTotalGb)
-        throw new AppError(
+    await insertWithinPlan({
+      lock: deps.lock,
+      key: `databases:${orgId}`,
+      what: 'database quota',
+      over: async () => {
+        const usage = await store.usage(orgId);
+        if (usage.count + 1 <= limits.maxCount && usage.totalGb + spec.sizeGb <= limits.maxTotalGb) return undefined;
+        return new AppError(
           'QUOTA_EXCEEDED',
           `The ${principal.org.plan} plan allows ${limits.maxCount} databases of ${limits.maxTotalGb} GB in all; this organisation has ${usage.count} of ${usage.totalGb} GB, so ${spec.sizeGb} GB more is refused: delete a database or choose a smaller size.`,
           { ...limits, count: usage.count, totalGb: usage.totalGb },
         );
-      try {
-        await store.insert(record);
-      } catch (err) {
-        if (isDuplicateKey(err))
-          throw new AppError(
-            'CONFLICT',
-            spec.deploymentId
-              ? `This deployment has a database named ${spec.name}; choose another name (the name field) or use that one.`
-              : `A managed database named ${spec.name} exists in this organisation; choose another name or use that one.`,
-            { name: spec.name },
-          );
-        throw err;
-      }
+      },
+      insert: () => store.insert(record),
+      taken: () =>
+        new AppError(
+          'CONFLICT',
+          spec.deploymentId
+            ? `This deployment has a database named ${spec.name}; choose another name (the name field) or use that one.`
+            : `A managed database named ${spec.name} exists in this organisation; choose another name or use that one.`,
+          { name: spec.name },
+        ),
     });
     return record;
   }
@@ -272,16 +274,13 @@ export function createDatabaseService(deps: DatabaseServiceDeps) {
         deploymentId?: string | undefined;
       },
     ) {
-      const v = await deps.authz.visibility(principal);
-      if (q.projectId && !deps.authz.sees(v, q.projectId)) return { items: [], total: 0 };
-      return store.list(principal.org._id, {
-        limit: q.limit,
-        offset: q.offset,
-        ...(q.projectId ? { projectId: q.projectId } : {}),
-        ...(q.kind ? { kind: q.kind } : {}),
-        ...(q.deploymentId ? { deploymentId: q.deploymentId } : {}),
-        ...(v.all ? {} : { visibleProjects: v.projectIds }),
-      });
+      return listVisible(deps.authz, principal, q, (filter) =>
+        store.list(principal.org._id, {
+          ...filter,
+          ...(q.kind ? { kind: q.kind } : {}),
+          ...(q.deploymentId ? { deploymentId: q.deploymentId } : {}),
+        }),
+      );
     },
 
     /** Links a managed database to a deployment of its project under `envName`, shipped as a new release. */

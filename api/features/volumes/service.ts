@@ -14,7 +14,6 @@ import {
   volumeWorkflowId,
   type VolumeWorkflowInput,
 } from '@shared/contracts/volume';
-import { isDuplicateKey } from '@shared/db/mongo';
 import type { DeploymentStore } from '@shared/deployments/store';
 import { AppError } from '@shared/errors';
 import type { Principal } from '@shared/identity/service';
@@ -26,6 +25,8 @@ import { isWaitOver } from '@shared/temporal';
 import type { VolumeStore } from '@shared/volumes/store';
 import type { VolumeRecord } from '@shared/volumes/types';
 import { volumeWorkflowVisibility } from '@shared/volumes/visibility';
+
+import { insertWithinPlan, listVisible } from '../owned';
 
 export interface VolumeServiceDeps {
   store: VolumeStore;
@@ -109,25 +110,26 @@ export function createVolumeService(deps: VolumeServiceDeps) {
         createdAt: now,
         updatedAt: now,
       };
-      await deps.lock(`volumes:${orgId}`, 'volume quota', async () => {
-        const usage = await store.usage(orgId);
-        if (usage.count + 1 > limits.maxCount || usage.totalGb + body.sizeGb > limits.maxTotalGb)
-          throw new AppError(
+      await insertWithinPlan({
+        lock: deps.lock,
+        key: `volumes:${orgId}`,
+        what: 'volume quota',
+        over: async () => {
+          const usage = await store.usage(orgId);
+          if (usage.count + 1 <= limits.maxCount && usage.totalGb + body.sizeGb <= limits.maxTotalGb) return undefined;
+          return new AppError(
             'QUOTA_EXCEEDED',
             `The ${principal.org.plan} plan allows ${limits.maxCount} volumes of ${limits.maxTotalGb} GB in all; this organisation has ${usage.count} of ${usage.totalGb} GB, so ${body.sizeGb} GB more is refused: delete a volume or choose a smaller size.`,
             { ...limits, count: usage.count, totalGb: usage.totalGb },
           );
-        try {
-          await store.insert(record);
-        } catch (err) {
-          if (isDuplicateKey(err))
-            throw new AppError(
-              'CONFLICT',
-              `A volume named ${body.name} exists in this organisation; choose another name or use that one.`,
-              { name: body.name },
-            );
-          throw err;
-        }
+        },
+        insert: () => store.insert(record),
+        taken: () =>
+          new AppError(
+            'CONFLICT',
+            `A volume named ${body.name} exists in this organisation; choose another name or use that one.`,
+            { name: body.name },
+          ),
       });
       // A start that fails leaves the record creating; the next read shows it, and a delete removes it whole.
       await startWorkflow(record, principal);
@@ -136,14 +138,7 @@ export function createVolumeService(deps: VolumeServiceDeps) {
 
     /** By name: every volume for org owners and admins, the organisation's and your projects' otherwise. */
     async list(principal: Principal, q: { projectId?: string | undefined; limit: number; offset: number }) {
-      const v = await deps.authz.visibility(principal);
-      if (q.projectId && !deps.authz.sees(v, q.projectId)) return { items: [], total: 0 };
-      return store.list(principal.org._id, {
-        limit: q.limit,
-        offset: q.offset,
-        ...(q.projectId ? { projectId: q.projectId } : {}),
-        ...(v.all ? {} : { visibleProjects: v.projectIds }),
-      });
+      return listVisible(deps.authz, principal, q, (filter) => store.list(principal.org._id, filter));
     },
 
     /**
