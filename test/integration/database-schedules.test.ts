@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 
 import { createEngineVolumes } from '@activities/providers/engine-volumes';
 import {
@@ -20,7 +20,8 @@ import { instanceId } from '@shared/instance';
 
 import { client } from '../helpers/client';
 import { type BackupBody, databaseReads } from '../helpers/databases';
-import { eventually, type Harness, quietTemporalRuntime, startHarness } from '../helpers/harness';
+import { eventually, type Harness, startHarness } from '../helpers/harness';
+import { startTimeSkipping } from '../helpers/time-skipping';
 
 interface ScheduleBody {
   data: { cron: string; timezone: string; retain: { count?: number; days?: number }; nextRunAt: string | null };
@@ -110,19 +111,7 @@ describe.each(DATABASE_ENGINES)('%s: scheduled backups under time-skipping', (en
   let h: Harness;
   let dir: string;
   beforeAll(async () => {
-    quietTemporalRuntime();
-    const server = process.env.SLIPWAY_TEMPORAL_TEST_SERVER;
-    if (!server) throw new Error('SLIPWAY_TEMPORAL_TEST_SERVER is unset: run the suite with `npm test`');
-    for (let attempt = 1; ; attempt++) {
-      try {
-        env = await TestWorkflowEnvironment.createTimeSkipping({
-          server: { executable: { type: 'existing-path', path: server } },
-        });
-        break;
-      } catch (err) {
-        if (attempt >= 3 || !/did not start/.test(String(err))) throw err;
-      }
-    }
+    env = await startTimeSkipping();
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-db-skip-'));
     h = await startHarness(`db-skip-${engine}`, { TEMPORAL_ADDRESS: env.address, VOLUMES_DIR: dir });
   }, 180_000);

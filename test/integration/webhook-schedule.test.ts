@@ -1,8 +1,9 @@
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 
 import { client } from '../helpers/client';
-import { eventually, type Harness, quietTemporalRuntime, startHarness } from '../helpers/harness';
+import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { startReceiver } from '../helpers/receiver';
+import { startTimeSkipping } from '../helpers/time-skipping';
 
 type Data<T> = { status: string; data: T };
 interface Attempt {
@@ -32,20 +33,7 @@ describe('webhook retry schedule under time-skipping', () => {
   let env: TestWorkflowEnvironment;
   let h: Harness;
   beforeAll(async () => {
-    quietTemporalRuntime();
-    const server = process.env.SLIPWAY_TEMPORAL_TEST_SERVER;
-    if (!server) throw new Error('SLIPWAY_TEMPORAL_TEST_SERVER is unset: run the suite with `npm test`');
-    // The SDK gives the JVM server 5 s to listen, which a busy 2-core machine sometimes misses: try again.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        env = await TestWorkflowEnvironment.createTimeSkipping({
-          server: { executable: { type: 'existing-path', path: server } },
-        });
-        break;
-      } catch (err) {
-        if (attempt >= 3 || !/did not start/.test(String(err))) throw err;
-      }
-    }
+    env = await startTimeSkipping();
     h = await startHarness('schedule', { TEMPORAL_ADDRESS: env.address, ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
   }, 120_000);
   afterAll(async () => {
