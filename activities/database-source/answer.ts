@@ -1,7 +1,7 @@
 import { type AiClient, AiProviderError, collectAnswer, type ToolSpec } from '@shared/ai';
 import type { AiProviders } from '@shared/ai-providers/providers';
 import type { SourceQuestionInput, SourceQuestionOutcome } from '@shared/contracts/database-source';
-import { type QueryLimits, SourceQueryError, type SourceSchema } from '@shared/database-sources/endpoint';
+import { type QueryLimits, schemaPrompt, SourceQueryError } from '@shared/database-sources/endpoint';
 import { type EndpointResolver, SourceTargetError } from '@shared/database-sources/resolve';
 import { describeSource, runReadOnly } from '@shared/database-sources/runner';
 import type { SourceStore } from '@shared/database-sources/store';
@@ -24,22 +24,6 @@ const ANSWER_TOOL: ToolSpec = {
 };
 
 const DIALECT: Record<SourceEngine, string> = { postgres: 'PostgreSQL', mysql: 'MySQL/MariaDB' };
-
-/** The schema as the model reads it: one line per table, its columns with types and keys. */
-export function schemaPrompt(schema: SourceSchema): string {
-  const lines: string[] = [];
-  for (const s of schema.schemas)
-    for (const t of s.tables) {
-      const cols = t.columns.map((c) => `${c.name} ${c.type}${t.primaryKey.includes(c.name) ? ' PK' : ''}`);
-      const fks = t.foreignKeys.map(
-        (f) => `${f.columns.join(',')} -> ${f.references.table}(${f.references.columns.join(',')})`,
-      );
-      lines.push(
-        `${s.name}.${t.name} (${t.kind}${t.rowEstimate !== null ? `, ~${t.rowEstimate} rows` : ''}): ${cols.join(', ')}${fks.length ? `; FK ${fks.join('; ')}` : ''}`,
-      );
-    }
-  return lines.join('\n');
-}
 
 const SYSTEM = (engine: SourceEngine) =>
   `You answer questions about a ${DIALECT[engine]} database by writing exactly one read-only SQL statement (SELECT or WITH … SELECT) in its dialect, using only the tables and columns listed. Never write anything that changes data or settings. Add a LIMIT of at most 100 unless the question asks for an aggregate. Answer by calling ${ANSWER_TOOL.name} once.`;

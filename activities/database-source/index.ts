@@ -12,7 +12,7 @@ import { createDatabaseStore } from '@shared/databases/store';
 
 import { createSourceQuestionActivities } from './answer';
 
-export { createSourceQuestionActivities, extractAnswer, schemaPrompt } from './answer';
+export { createSourceQuestionActivities, extractAnswer } from './answer';
 
 /** The question workflow's activities over the worker's database, engine and AI client. */
 export function createDatabaseSourceActivities(deps: {

@@ -120,3 +120,25 @@ export function rowCollector(limits: Pick<QueryLimits, 'maxRows' | 'maxBytes'>) 
     },
   };
 }
+
+/**
+ * The schema one line per table, its columns with types and keys: what a model reads to write SQL, and what an agent
+ * reads (fenced: every name in it is the source's).
+ */
+export function schemaLines(schema: SourceSchema): string[] {
+  const lines: string[] = [];
+  for (const s of schema.schemas)
+    for (const t of s.tables) {
+      const cols = t.columns.map((c) => `${c.name} ${c.type}${t.primaryKey.includes(c.name) ? ' PK' : ''}`);
+      const fks = t.foreignKeys.map(
+        (f) => `${f.columns.join(',')} -> ${f.references.table}(${f.references.columns.join(',')})`,
+      );
+      lines.push(
+        `${s.name}.${t.name} (${t.kind}${t.rowEstimate !== null ? `, ~${t.rowEstimate} rows` : ''}): ${cols.join(', ')}${fks.length ? `; FK ${fks.join('; ')}` : ''}`,
+      );
+    }
+  return lines;
+}
+
+/** The schema as the model reads it: one line per table. */
+export const schemaPrompt = (schema: SourceSchema): string => schemaLines(schema).join('\n');

@@ -21,8 +21,20 @@ export const SOURCE_ENGINE_OF: Partial<Record<DatabaseRecord['engine'], SourceEn
   mariadb: 'mysql',
 };
 
-/** `host:port` as a URL net-guard reads, an IPv6 literal in brackets. */
-const targetUrl = (host: string, port: number) => new URL(`tcp://${host.includes(':') ? `[${host}]` : host}:${port}`);
+/**
+ * `host:port` as a URL net-guard reads, an IPv6 literal in brackets; undefined for text no URL takes as a host (an
+ * IPv6 address with too many groups, say), which is then no host at all.
+ */
+function targetUrl(host: string, port: number): URL | undefined {
+  try {
+    return new URL(`tcp://${host.includes(':') ? `[${host}]` : host}:${port}`);
+  } catch {
+    // The URL parser's refusal is the answer: not a host name nor an address.
+    return undefined;
+  }
+}
+
+const NOT_A_HOST = (host: string) => `${host} is neither a host name nor an IPv4 or IPv6 address`;
 
 /**
  * Where a source's queries connect, and as whom. An external server's name is resolved once and refused when any of
@@ -43,8 +55,10 @@ export function createEndpointResolver(deps: {
 
   /** The reason a host would be refused, or undefined; for create and update, before anything is stored. */
   async function hostRefusal(host: string, port: number): Promise<string | undefined> {
+    const url = targetUrl(host, port);
+    if (!url) return NOT_A_HOST(host);
     try {
-      await resolveTarget(targetUrl(host, port), { allowPrivate: deps.allowPrivate, lookup: deps.lookup });
+      await resolveTarget(url, { allowPrivate: deps.allowPrivate, lookup: deps.lookup });
       return undefined;
     } catch (err) {
       if (!(err instanceof OutboundTargetError)) throw err;
@@ -95,9 +109,11 @@ export function createEndpointResolver(deps: {
       const { host, port, database, user, passwordSealed } = source;
       if (!host || !port || !database || !user || !passwordSealed)
         throw new SourceTargetError('the source is missing its host, port, database, user or password; PATCH it');
+      const url = targetUrl(host, port);
+      if (!url) throw new SourceTargetError(`the source's host is refused: ${NOT_A_HOST(host)}`);
       let target;
       try {
-        target = await resolveTarget(targetUrl(host, port), { allowPrivate: deps.allowPrivate, lookup: deps.lookup });
+        target = await resolveTarget(url, { allowPrivate: deps.allowPrivate, lookup: deps.lookup });
       } catch (err) {
         if (!(err instanceof OutboundTargetError)) throw err;
         throw new SourceTargetError(`the source's host is refused: ${err.reason}`);

@@ -495,13 +495,16 @@ describe('database sources and database intelligence', () => {
     const listed = await call('list_database_sources', {});
     expect(listed.s.sources.map((s: Body) => s.id)).toEqual(expect.arrayContaining([sourceId]));
     const described = await call('describe_database_schema', { sourceId });
-    expect(JSON.stringify(described.s)).toMatch(/order_items/);
+    expect(described.s.tables).toMatch(/^<untrusted-schema-[0-9a-f]{12}>\n/);
+    expect(described.s.tables).toMatch(/^\S+\.order_items \(table, ~?\d+ rows\): /m);
     const q = await call('query_database', {
       sourceId,
       sql: "SELECT name FROM customers WHERE country = 'DE' ORDER BY id",
     });
     expect(q.isError).toBe(false);
-    expect(q.s.rows).toMatch(/^<untrusted-rows-[0-9a-f]{12}>\n/);
+    // The column names first (a query's aliases are its author's text too), then one row per line.
+    expect(q.s.rows).toMatch(/^<untrusted-rows-[0-9a-f]{12}>\n\["name"\]\n\["Customer 5"\]\n/);
+    expect(q.s.columnTypes).toEqual([expect.any(String)]);
     expect(q.s.rows).toMatch(/\n<\/untrusted-rows-[0-9a-f]{12}>$/);
     const refused = await call('query_database', { sourceId, sql: 'SELECT 1; DROP TABLE customers' });
     expect(refused.isError).toBe(true);

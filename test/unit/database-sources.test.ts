@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 
 import type Docker from 'dockerode';
 
-import { extractAnswer, schemaPrompt } from '@activities/database-source';
-import { jsonValue, rowCollector } from '@shared/database-sources/endpoint';
+import { extractAnswer } from '@activities/database-source';
+import { jsonValue, rowCollector, schemaPrompt } from '@shared/database-sources/endpoint';
 import { createEndpointResolver, SourceTargetError } from '@shared/database-sources/resolve';
 import type { DatabaseSourceRecord } from '@shared/database-sources/types';
 import { createCredentialSealer } from '@shared/databases/credentials';
@@ -63,6 +63,10 @@ describe('database source network rules', () => {
       expect(await r.hostRefusal(host, 5432)).toMatch(/address/);
     expect(await r.hostRefusal('10.0.0.5', 5432)).toMatch(/ALLOW_PRIVATE_DATABASE_SOURCES/);
     expect(await r.hostRefusal('nowhere.example.com', 5432)).toMatch(/does not resolve/);
+    // Text of the pattern's shape that is no address at all (schemathesis met it as a 500).
+    expect(await r.hostRefusal('fEE2:21:639c:C:e3:::3', 5432)).toMatch(
+      /neither a host name nor an IPv4 or IPv6 address/,
+    );
     const open = resolver(names, true);
     expect(await open.hostRefusal('10.0.0.5', 5432)).toBeUndefined();
     expect(await open.hostRefusal('inside.example.com', 5432)).toBeUndefined();
