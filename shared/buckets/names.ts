@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
  * kept narrow (lower-case letters, digits and "-", no dots, so a label can never look like an IP address or need
  * virtual-host TLS tricks), 3 to 40 characters, so `u-<8 hex>-<label>` stays within S3's 63.
  */
-export const BUCKET_NAME_PATTERN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
+/** Runs of letters and digits joined by single dashes: no leading, trailing or doubled `-`. */
+export const BUCKET_NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 export const BUCKET_NAME_MIN = 3;
 export const BUCKET_NAME_MAX = 40;
 
@@ -16,8 +17,7 @@ export function bucketNameError(name: string): string | undefined {
   if (name.length < BUCKET_NAME_MIN || name.length > BUCKET_NAME_MAX)
     return `a bucket name is ${BUCKET_NAME_MIN} to ${BUCKET_NAME_MAX} characters long`;
   if (!BUCKET_NAME_PATTERN.test(name))
-    return 'a bucket name has lower-case letters, digits and "-" only, and starts and ends with a letter or digit';
-  if (name.includes('--')) return 'a bucket name may not contain "--"';
+    return 'a bucket name has lower-case letters, digits and single "-" only, and starts and ends with a letter or digit';
   return undefined;
 }
 

@@ -105,6 +105,7 @@ REFUSALS_NO_SCHEMA_STATES = [
     ("The database refused the statement", "what the source's database accepts is its own schema", "POST /platform/database-sources/{id}/query"),
     ("ran past its time limit", "how long the source's database takes", "POST /platform/database-sources/{id}/query"),
     ("is a managed database by reference", "whether the source refers to a managed database", "PATCH /platform/database-sources/{id}"),
+    ("is neither a host name nor an IPv4 or IPv6 address", "an IPv6 address's grammar (how many groups, one `::`), which the pattern states loosely", "POST /platform/database-sources", "PATCH /platform/database-sources/{id}"),
     ("which has no SQL to query", "the engine of the database the ID names", "POST /platform/database-sources"),
     ("has no enabled AI provider", "whether the organisation holds an enabled AI provider", "POST /platform/database-sources/{id}/ask"),
     ("is disabled; enable it", "whether the named AI provider is enabled", "POST /platform/database-sources/{id}/ask"),

@@ -200,7 +200,7 @@ describe('buckets', () => {
     // Nor in the audit trail.
     const trail = await api.get<{ data: { events: { action: string }[] } }>('/platform/audit?limit=50');
     expect(JSON.stringify(trail.body)).not.toContain(key.secretAccessKey);
-    expect(trail.body.data.events.map((e) => e.action)).toContain('bucket_credential.create');
+    expect(trail.body.data.events.map((e) => e.action)).toContain('bucket-credential.create');
 
     // Another organisation cannot revoke it; its owner can, and the store refuses it within seconds.
     expect((await other.del(`/platform/buckets/${mine.id}/credentials/${key.keyId}`)).status).toBe(404);

@@ -110,7 +110,7 @@ export function bucketRoutes(ctx: Pick<BucketsContext, 'buckets' | 'can'>): Rout
       tags,
       request: { params: BucketIdParams, body: CreateCredentialRequest },
       before: [can('bucket.credentials', ofBucket)],
-      audit: { action: 'bucket_credential.create', resource: 'bucket_credential', idField: 'keyId' },
+      audit: { action: 'bucket-credential.create', resource: 'bucket-credential', idField: 'keyId' },
       responses: {
         201: { description: 'The key, with its secret', schema: success(NewCredential) },
         404: { description: 'BUCKET_NOT_FOUND' },
@@ -153,7 +153,7 @@ export function bucketRoutes(ctx: Pick<BucketsContext, 'buckets' | 'can'>): Rout
       tags,
       request: { params: CredentialParams },
       before: [can('bucket.credentials', ofBucket)],
-      audit: { action: 'bucket_credential.delete', resource: 'bucket_credential' },
+      audit: { action: 'bucket-credential.delete', resource: 'bucket-credential' },
       responses: {
         200: { description: 'Revoked', schema: success(Credential) },
         404: { description: 'BUCKET_NOT_FOUND or CREDENTIAL_NOT_FOUND' },

@@ -1,16 +1,19 @@
 import { z } from 'zod';
 
-import { BUCKET_NAME_MAX, BUCKET_NAME_MIN, bucketNameError } from '@shared/buckets/names';
+import { BUCKET_NAME_MAX, BUCKET_NAME_MIN, BUCKET_NAME_PATTERN } from '@shared/buckets/names';
 import { ACCESS_KEY_ID_PATTERN } from '@shared/buckets/scoped-keys';
 
 import { queryInt } from '../../http/fields';
 
+/** The whole rule in the document (length and pattern), so a client that follows it is never refused. */
 const name = z
   .string()
-  .superRefine((v, ctx) => {
-    const error = bucketNameError(v);
-    if (error) ctx.addIssue({ code: 'custom', message: `${error} (e.g. "user-uploads")` });
-  })
+  .min(BUCKET_NAME_MIN, `a bucket name is ${BUCKET_NAME_MIN} to ${BUCKET_NAME_MAX} characters long`)
+  .max(BUCKET_NAME_MAX, `a bucket name is ${BUCKET_NAME_MIN} to ${BUCKET_NAME_MAX} characters long`)
+  .regex(
+    BUCKET_NAME_PATTERN,
+    'a bucket name has lower-case letters, digits and single "-" only, and starts and ends with a letter or digit (e.g. "user-uploads")',
+  )
   .meta({
     description: `A label, unique in the organisation: ${BUCKET_NAME_MIN} to ${BUCKET_NAME_MAX} lower-case letters, digits and "-" (S3's bucket-name rules without dots). The store's real bucket name is generated from it (bucket.s3Name).`,
     example: 'user-uploads',

@@ -74,7 +74,7 @@ export function bucketTools(deps: Pick<BucketsContext, 'buckets'>): ToolDef[] {
       input: BucketRef.extend({ name: z.string().min(1).max(64).optional() }),
       output: z.object({ credential: NewCredential }),
       annotations: { ...WRITE, openWorldHint: false },
-      audit: { resource: 'bucket_credential', id: (_i, out) => out?.credential.keyId },
+      audit: { resource: 'bucket-credential', id: (_i, out) => out?.credential.keyId },
       run: async ({ principal, input }) => {
         const r = await buckets.createKey(principal, input.bucketId, { name: input.name });
         return {
@@ -111,7 +111,7 @@ export function bucketTools(deps: Pick<BucketsContext, 'buckets'>): ToolDef[] {
       input: BucketRef.extend({ keyId: z.string().min(1).max(64) }),
       output: z.object({ credential: Credential }),
       annotations: DESTRUCTIVE,
-      audit: { resource: 'bucket_credential', id: (i) => i.keyId },
+      audit: { resource: 'bucket-credential', id: (i) => i.keyId },
       run: async ({ principal, input }) => ({
         credential: credentialView(await buckets.revokeKey(principal, input.bucketId, input.keyId)),
       }),
