@@ -81,8 +81,6 @@ async function inReadOnly<T>(ep: SourceEndpoint, timeoutMs: number, fn: (c: pg.C
     ssl: tlsOptions(ep),
     application_name: 'slipway-query',
     connectionTimeoutMillis: 10_000,
-    // A backstop to the server's own timeout, for a server that stops answering altogether.
-    query_timeout: timeoutMs + 10_000,
     types: TEXT_TYPES,
   });
   // An error after the connection is up (the server going away) is reported by the query that meets it.
@@ -94,6 +92,13 @@ async function inReadOnly<T>(ep: SourceEndpoint, timeoutMs: number, fn: (c: pg.C
     throw failure(err, 'connect');
   }
   const connectMs = performance.now() - started;
+  // A backstop to the server's own timeout, for a server that stops answering altogether: the socket is cut, which
+  // fails whatever waits on it. Not pg's query_timeout: its timer is cleared only by a query's callback, which a
+  // cursor never calls, so each query would leave one running for its whole length.
+  const backstop = setTimeout(
+    () => (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy(),
+    timeoutMs + 10_000,
+  );
   try {
     await client.query('BEGIN');
     await client.query('SET TRANSACTION READ ONLY');
@@ -106,6 +111,7 @@ async function inReadOnly<T>(ep: SourceEndpoint, timeoutMs: number, fn: (c: pg.C
   } catch (err) {
     throw failure(err, 'statement');
   } finally {
+    clearTimeout(backstop);
     // A connection the statement broke has nothing to roll back; closing it ends the transaction anyway.
     await client.query('ROLLBACK').catch(ignore('a broken connection rolls back by closing'));
     await client.end().catch(ignore('the connection is gone either way'));
