@@ -23,14 +23,21 @@ function text(value: unknown): string {
   });
 }
 
-/** Files under `dir` whose bytes contain `needle` (the services' own data files: SQLite, WAL, logs). */
+/**
+ * Files under `dir` whose bytes contain `needle` (the services' own data files: SQLite, WAL, logs). Walked one
+ * directory at a time, because the services keep writing while we read: MinIO empties its trash folders, SQLite drops
+ * its journals, and a path listed a moment ago may be gone (that is not a finding; a vanished file holds no secret).
+ */
 async function filesContaining(dir: string, needle: string): Promise<string[]> {
   const hits: string[] = [];
-  for (const entry of await fs.readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (!entry.isFile()) continue;
-    const file = path.join(entry.parentPath, entry.name);
-    const bytes = await fs.readFile(file).catch(() => Buffer.alloc(0));
-    if (bytes.includes(needle)) hits.push(file);
+  const entries = await fs.readdir(dir, { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return [];
+    throw err;
+  });
+  for (const entry of entries) {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) hits.push(...(await filesContaining(file, needle)));
+    else if (entry.isFile() && (await fs.readFile(file).catch(() => Buffer.alloc(0))).includes(needle)) hits.push(file);
   }
   return hits;
 }
