@@ -3,15 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 import { DEFAULT_BASE_IMAGES } from '@shared/build/base-images';
 
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
-import { readResult } from '../helpers/mcp';
+import { connectAgent } from '../helpers/mcp';
 import { archiveForm, zipDirectory } from '../helpers/zip';
 
 const EXAMPLE = path.resolve(__dirname, '..', '..', 'examples', 'node-s3');
@@ -140,15 +137,8 @@ describe('a deployed app with its bucket', () => {
     ).toEqual([]);
 
     // An agent links and unlinks through MCP, each a release, as the routes do.
-    const mcp = new Client({ name: 'bucket-app-test', version: '1.0.0' });
-    await mcp.connect(
-      new StreamableHTTPClientTransport(new URL(`${h.baseUrl}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${org.token}` } },
-      }),
-    );
+    const { client: mcp, call } = await connectAgent(h.baseUrl, org.token, 'bucket-app-test');
     try {
-      const call = async (name: string, args: Record<string, unknown>) =>
-        readResult((await mcp.callTool({ name, arguments: args })) as CallToolResult);
       const byTool = await call('link_bucket', { bucketId: bucket.id, deploymentId: id });
       expect(byTool.isError).toBe(false);
       expect(byTool.s).toMatchObject({ deploymentId: id, bucket: { id: bucket.id } });

@@ -6,13 +6,11 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
-import { readResult } from '../helpers/mcp';
+import { connectAgent } from '../helpers/mcp';
 
 interface BucketBody {
   data: {
@@ -254,12 +252,7 @@ describe('buckets', () => {
 
   it('makes, lists and revokes keys and buckets through MCP, as an agent calls the tools', async () => {
     const org = await h.newOrg('pro');
-    const c = new Client({ name: 'buckets-test', version: '1.0.0' });
-    await c.connect(
-      new StreamableHTTPClientTransport(new URL(`${h.baseUrl}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${org.token}` } },
-      }),
-    );
+    const { client: c, call } = await connectAgent(h.baseUrl, org.token, 'buckets-test');
     mcpClients.push(c);
     const names = (await c.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(
@@ -274,8 +267,6 @@ describe('buckets', () => {
         'unlink_bucket',
       ]),
     );
-    const call = async (name: string, args: Record<string, unknown>) =>
-      readResult((await c.callTool({ name, arguments: args })) as CallToolResult);
 
     const made = await call('create_bucket', { name: 'agent-files' });
     expect(made.isError).toBe(false);
