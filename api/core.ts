@@ -17,6 +17,7 @@ import { hashToken } from '@shared/identity/tokens';
 import { limitRules } from '@shared/limits';
 import { createKeyedLock, type KeyedLock } from '@shared/locks';
 import type { Logger } from '@shared/logger';
+import { createOrgSettingsStore, type OrgSettingsStore } from '@shared/org-settings/store';
 import type { Permission } from '@shared/permissions';
 import { createProjectStore, type ProjectStore } from '@shared/projects/store';
 import type { Redis } from '@shared/redis';
@@ -74,6 +75,11 @@ export interface Core {
   projectStore: ProjectStore;
   /** Uploaded zips: the uploads feature writes them, a source deploy reads them. */
   uploadStore: UploadStore;
+  /**
+   * The organisation's settings (versioned): the organization feature writes them; deploys, tokens and the builder
+   * sandbox act on them, so they sit here rather than in a feature listed after those.
+   */
+  orgSettings: OrgSettingsStore;
   /** The seller a sales API key belongs to: the entitlement lookup origin authenticates by it. */
   sellerOfKey: (apiKey: string) => Promise<string | undefined>;
   /**
@@ -99,8 +105,10 @@ export async function composeCore(c: Connections): Promise<Core> {
   const auditStore = createAuditStore(db);
   const projectStore = createProjectStore(db);
   const uploadStore = createUploadStore(db);
+  const orgSettings = createOrgSettingsStore(db);
   // Sequential on purpose: FerretDB handles concurrent index builds poorly.
-  for (const store of [identityStore, uploadStore, secretStore, auditStore, projectStore]) await store.ensureIndexes();
+  for (const store of [identityStore, uploadStore, secretStore, auditStore, projectStore, orgSettings])
+    await store.ensureIndexes();
   const limiters = createRateLimiters(c.redis, c.config.REDIS_KEY_PREFIX, limitRules(c.config));
   const vault = createVault({ store: secretStore, key: c.config.SECRETS_KEY });
   const authz = createAuthz({ members: projectStore });
@@ -129,6 +137,7 @@ export async function composeCore(c: Connections): Promise<Core> {
     envSealer: createEnvSealer(c.config.SECRETS_KEY),
     projectStore,
     uploadStore,
+    orgSettings,
     sellerOfKey: async (apiKey) => (await sellers.findSellerByKeyHash(hashToken(apiKey)))?._id,
     can: (permission, opts) => requirePermission(authz, permission, opts),
     limit: {

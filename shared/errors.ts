@@ -78,6 +78,7 @@ const CODES = {
   QUERY_FAILED: { status: 400, compat: 'INVALID_REQUEST' },
   /** The source could not be reached or refused the login, as configured: its settings are the caller's to fix. */
   SOURCE_UNREACHABLE: { status: 400, compat: 'INVALID_REQUEST' },
+  TICKET_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   SESSION_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   SHARE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   CHECKPOINT_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },

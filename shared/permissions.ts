@@ -57,6 +57,14 @@ export const PERMISSIONS = [
   'database_source.manage',
   /** Run read-only statements on a source and ask it questions: the source's data, read through the safety check. */
   'database_source.query',
+  /** See the organisation's support tickets, their comments and status history. */
+  'ticket.read',
+  /** Open a support ticket, comment on one, change its status (closing: owners, admins and its author). */
+  'ticket.create',
+  /** See the organisation's settings (name, defaults, limits, the seller settings without a secret). */
+  'organization.read',
+  /** Change the organisation's settings. */
+  'organization.manage',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -119,6 +127,8 @@ const READ: Permission[] = [
   'database.read',
   'bucket.read',
   'database_source.read',
+  'ticket.read',
+  'organization.read',
 ];
 
 /**
@@ -154,6 +164,7 @@ export const ORG_ROLE_PERMISSIONS: Record<OrgRole, readonly Permission[]> = {
     'bucket.credentials',
     'database_source.manage',
     'database_source.query',
+    'ticket.create',
   ],
   // A viewer may hold a token naming any scope; the role still refuses what it cannot do.
   viewer: [...READ, 'token.manage'],

@@ -17,6 +17,8 @@ export interface PlanPolicy {
   buckets: { maxCount: number; maxKeysPerBucket: number };
   /** Database sources the organisation may keep (external servers and managed databases added as sources). */
   databaseSources: { maxCount: number };
+  /** Support tickets the organisation may open in 24 hours: a flood stops here, with 429 QUOTA_EXCEEDED. */
+  tickets: { maxPerDay: number };
 }
 
 export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
@@ -29,6 +31,7 @@ export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
     databases: { maxCount: 2, maxTotalGb: 4 },
     buckets: { maxCount: 3, maxKeysPerBucket: 5 },
     databaseSources: { maxCount: 3 },
+    tickets: { maxPerDay: 10 },
   },
   pro: {
     providers: ['engine_local', 'cloud_a_run', 'cloud_b_container_apps', 'cloud_c_ecs_fargate'],
@@ -39,6 +42,7 @@ export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
     databases: { maxCount: 20, maxTotalGb: 200 },
     buckets: { maxCount: 20, maxKeysPerBucket: 20 },
     databaseSources: { maxCount: 50 },
+    tickets: { maxPerDay: 50 },
   },
   enterprise: {
     providers: ['engine_local', 'cloud_a_run', 'cloud_b_container_apps', 'cloud_c_ecs_fargate'],
@@ -49,5 +53,6 @@ export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
     databases: { maxCount: 200, maxTotalGb: 4000 },
     buckets: { maxCount: 200, maxKeysPerBucket: 50 },
     databaseSources: { maxCount: 500 },
+    tickets: { maxPerDay: 200 },
   },
 };

@@ -4,6 +4,7 @@ import type { Db } from 'mongodb';
 import { createSandboxStore } from '@shared/builder/sandbox-store';
 import { syncSession } from '@shared/builder/sandbox-sync';
 import type { Config } from '@shared/config';
+import { createOrgSettingsStore } from '@shared/org-settings/store';
 
 import type { TurnActivityDeps } from './turn';
 
@@ -20,6 +21,7 @@ export function sandboxTurnHook(deps: {
   config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'SANDBOX_IDLE_S'>;
 }): TurnActivityDeps['onCheckpoint'] {
   const sandboxes = createSandboxStore(deps.db);
+  const orgSettings = createOrgSettingsStore(deps.db);
   return async (turn, checkpoint, emit) => {
     const sandbox = await sandboxes.get(turn.orgId, turn.sessionId);
     if (!sandbox) return;
@@ -28,6 +30,7 @@ export function sandboxTurnHook(deps: {
       orgId: turn.orgId,
       checkpointId: checkpoint._id,
       seq: checkpoint.seq,
+      idleS: (await orgSettings.of(turn.orgId)).sandboxIdleS,
     });
     let timer: NodeJS.Timeout | undefined;
     const outcome = await Promise.race([

@@ -6,9 +6,11 @@ import { databaseSourcesFeature } from './database-sources';
 import { databasesFeature } from './databases';
 import { deploymentsFeature } from './deployments';
 import { featureList } from './feature';
+import { organizationFeature } from './organization';
 import { projectsFeature } from './projects';
 import { salesFeature } from './sales';
 import { secretsFeature } from './secrets';
+import { ticketsFeature } from './tickets';
 import { tokensFeature } from './tokens';
 import { uploadsFeature } from './uploads';
 import { usersFeature } from './users';
@@ -32,4 +34,6 @@ export const FEATURES = featureList()
   .add(volumesFeature)
   .add(databasesFeature)
   .add(bucketsFeature)
-  .add(databaseSourcesFeature);
+  .add(databaseSourcesFeature)
+  .add(organizationFeature)
+  .add(ticketsFeature);

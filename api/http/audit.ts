@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 
 import { auditEvent } from '@shared/audit/event';
 import type { AuditStore } from '@shared/audit/store';
-import type { AuditOrigin } from '@shared/audit/types';
+import type { AuditChange, AuditOrigin } from '@shared/audit/types';
 import type { Logger } from '@shared/logger';
 
 /** What a route may say about its audit event when the derivation from method and path is wrong. */
@@ -30,8 +30,11 @@ export interface AuditRecorder {
 
 const NOTE = 'auditNote';
 
-/** What the frame learns while serving (the project authorize resolved): noted for the event. */
-export function noteAudit(res: Response, note: { projectId?: string }): void {
+/**
+ * What the frame learns while serving (the project authorize resolved), or what a handler says its change did
+ * (`changes`: each field's old and new value, never a secret): noted for the event.
+ */
+export function noteAudit(res: Response, note: { projectId?: string; changes?: AuditChange[] }): void {
   res.locals[NOTE] = { ...(res.locals[NOTE] as object | undefined), ...note };
 }
 
@@ -107,7 +110,8 @@ const WAIT_MS = 5000;
  * The event is written before the response ends (res.end waits for the insert): a client that saw its answer can read
  * the event at once, so the trail is never behind what callers observed — and it costs one insert, on writes only. A
  * failed write is logged and never fails the request. Bodies are never stored: only the path's IDs and a created
- * resource's ID, so no secret sent or returned (values, keys, tokens) can reach the trail.
+ * resource's ID, so no secret sent or returned (values, keys, tokens) can reach the trail; a handler may add what its
+ * change did field by field (noteAudit), for fields that are never secret.
  */
 export function auditTrail(recorder: AuditRecorder, r: AuditedRoute): RequestHandler | undefined {
   // Reads have no event, except one whose route asks for it: reading a secret (a database's credentials) is an act.
@@ -127,7 +131,7 @@ export function auditTrail(recorder: AuditRecorder, r: AuditedRoute): RequestHan
     let written: Promise<void> | undefined;
     const write = (status: number): Promise<void> => {
       written ??= (async () => {
-        const note = (res.locals[NOTE] ?? {}) as { projectId?: string };
+        const note = (res.locals[NOTE] ?? {}) as { projectId?: string; changes?: AuditChange[] };
         const id = d.idParam ? params[d.idParam] : createdId(body, d);
         const projectId =
           note.projectId ??
@@ -139,6 +143,7 @@ export function auditTrail(recorder: AuditRecorder, r: AuditedRoute): RequestHan
           action: d.action,
           resource: { type: d.resource, id },
           projectId,
+          changes: note.changes,
           status,
           ip: req.ip,
           userAgent: req.get('user-agent'),

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import type { Principal } from '../identity/service';
-import type { AuditEvent, AuditOrigin, Outcome } from './types';
+import type { AuditChange, AuditEvent, AuditOrigin, Outcome } from './types';
 
 /**
  * 403, and 404 (a 404 on a write always means "names something you cannot reach": another organisation's resource,
@@ -30,6 +30,7 @@ export function auditEvent(e: {
   action: string;
   resource: { type: string; id?: string | undefined };
   projectId?: string | undefined;
+  changes?: AuditChange[] | undefined;
   status: number;
   ip?: string | undefined;
   userAgent?: string | undefined;
@@ -44,6 +45,7 @@ export function auditEvent(e: {
     actor: { type: 'token', userId: principal.user._id, tokenId: principal.token._id },
     action: e.action,
     resource: { type: resource.type, ...(resource.id ? { id: resource.id } : {}) },
+    ...(e.changes ? { changes: e.changes } : {}),
     outcome: outcomeOf(e.status),
     status: e.status,
     origin: e.origin,

@@ -23,6 +23,11 @@ export interface AuditEvent {
   /** `<resource>.<verb>`, e.g. project.update, deployment.create, member.delete. */
   action: string;
   resource: { type: string; id?: string };
+  /**
+   * What a change did, field by field, where the route says (organisation settings, a ticket's status): the values of
+   * settings that are never secret. An empty list records an attempt that changed nothing.
+   */
+  changes?: AuditChange[];
   outcome: Outcome;
   /** The HTTP status answered (MCP: the status the same operation answers over REST). */
   status: number;
@@ -30,6 +35,13 @@ export interface AuditEvent {
   ip?: string;
   userAgent?: string;
   requestId: string;
+}
+
+/** One field of a change: its value before and after (JSON values; never a secret). */
+export interface AuditChange {
+  field: string;
+  from: unknown;
+  to: unknown;
 }
 
 export interface AuditQuery {

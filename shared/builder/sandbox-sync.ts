@@ -18,11 +18,13 @@ import {
 export async function syncSession(
   temporal: Client,
   config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'SANDBOX_IDLE_S'>,
-  req: { sessionId: string; orgId: string; checkpointId: string | null; seq: number },
+  /** `idleS`: the organisation's sandbox idle timeout (its settings), else the server's SANDBOX_IDLE_S. */
+  req: { sessionId: string; orgId: string; checkpointId: string | null; seq: number; idleS?: number | null },
   /** The update's ID, so a caller that stops waiting can read its outcome later (getUpdateHandle). */
   syncId?: string,
 ): Promise<SyncOutcome> {
-  const input: SandboxInput = { sessionId: req.sessionId, orgId: req.orgId, idleS: config.SANDBOX_IDLE_S };
+  // Read by a sandbox when its workflow starts: one running keeps the timeout it started with until it stops.
+  const input: SandboxInput = { sessionId: req.sessionId, orgId: req.orgId, idleS: req.idleS ?? config.SANDBOX_IDLE_S };
   const workflowId = sandboxWorkflowId(req.sessionId);
   await temporal.workflow.start(SANDBOX_WORKFLOW, {
     workflowId,

@@ -135,6 +135,8 @@ export function createIdentityService({ store, cache, announce = cache?.announce
     orgExists: async (orgId: string) => (await store.getOrg(orgId)) !== null,
     userExists: async (orgId: string, userId: string) => (await store.getUser(orgId, userId)) !== null,
     listUsers: (orgId: string, ids?: string[]) => store.listUsers(orgId, ids),
+    /** The organisation's name as principals carry it (announced, so cached principals show the new one). */
+    renameOrg: (orgId: string, name: string) => changing(() => store.renameOrg(orgId, name)),
     setUserRole: (orgId: string, userId: string, role: OrgRole) =>
       changing(() => store.setUserRole(orgId, userId, role)),
 

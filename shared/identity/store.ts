@@ -51,6 +51,9 @@ export function createIdentityStore(db: Db) {
     },
     insertOrg: (org: OrgRecord) => guard('orgs.insert', () => orgs.insertOne(org)),
     getOrg: (id: string) => guard('orgs.get', () => orgs.findOne({ _id: id })),
+    /** Writes the name whole (the newest settings version's), never computed from a read of this record. */
+    renameOrg: (id: string, name: string) =>
+      guard('orgs.rename', () => orgs.updateOne({ _id: id }, { $set: { name } })),
     insertUser: (user: UserRecord) => guard('users.insert', () => users.insertOne(user)),
     getUser: (orgId: string, id: string) => guard('users.get', () => users.findOne({ _id: id, orgId })),
     /** The org's users by e-mail, or those of `ids` (another org's IDs match nothing). */

@@ -20,7 +20,8 @@ export interface SigningSecret {
 export interface SellerRecord {
   _id: string; // the organisation
   webhook?: { url: string; secrets: SigningSecret[] };
-  apiKey?: { hash: string; createdAt: Date };
+  /** `prefix`: the key's first characters, shown to tell keys apart (keys made before it was kept have none). */
+  apiKey?: { hash: string; createdAt: Date; prefix?: string };
 }
 
 export interface ProductRecord {

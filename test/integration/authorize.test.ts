@@ -230,6 +230,16 @@ const PROBES: Record<Permission, Probe> = {
     }),
     granted: 0, // 400 blocked by the safety check inside the project, 404 for the unknown ID
   },
+  'ticket.read': { call: () => Promise.resolve({ method: 'GET', path: '/platform/tickets' }), granted: 200 },
+  'ticket.create': {
+    call: () => Promise.resolve({ method: 'POST', path: '/platform/tickets', body: { subject: 42 } }),
+    granted: 400,
+  },
+  'organization.read': { call: () => Promise.resolve({ method: 'GET', path: '/platform/organization' }), granted: 200 },
+  'organization.manage': {
+    call: () => Promise.resolve({ method: 'PATCH', path: '/platform/organization', body: { unknownField: 1 } }),
+    granted: 400,
+  },
 };
 
 const grantedOf = (permission: Permission, inProject: boolean) => {

@@ -140,6 +140,15 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       ).data as Body
     ).id as string;
 
+    // A support ticket about A's deployment, with a comment.
+    const ticketId = (
+      ok(
+        await a.post<{ data: Body }>('/platform/tickets', { subject: 'a-ticket', body: 'a-body', deploymentId }),
+        'ticket',
+      ).data as Body
+    ).id as string;
+    ok(await a.post(`/platform/tickets/${ticketId}/comments`, { body: 'a-comment' }), 'ticket comment');
+
     // The AI builder: a provider, a session with a checkpoint and a share in A's project; B's own project to remix into.
     const builderProjects = createProjectStore(h.db);
     const builderProject = async (orgId: string, userId: string) => {
@@ -228,6 +237,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       '/platform/database-sources': sourceId,
       // No question was asked: B is refused on the source first.
       '/platform/database-sources/{id}/questions': randomUUID(),
+      '/platform/tickets': ticketId,
     };
     // Bodies that point at A's resources, where a route takes one.
     const bodyFor: Record<string, unknown> = {
@@ -277,6 +287,10 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       'PATCH /platform/database-sources/{id}': { name: 'b-steal' },
       'POST /platform/database-sources/{id}/query': { sql: 'SELECT 1' },
       'POST /platform/database-sources/{id}/ask': { question: 'How many rows?' },
+      // A's deployment named by B's own ticket; A's ticket commented on and closed by B.
+      'POST /platform/tickets': { subject: 'b-steal', body: 'b', deploymentId },
+      'POST /platform/tickets/{id}/comments': { body: 'b was here' },
+      'PATCH /platform/tickets/{id}': { status: 'closed' },
       // A's Git token and A's user through B's own resources.
       'POST /platform/projects': {
         name: 'b-steal',
@@ -309,7 +323,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       projectId,
       orgA.userId,
     ];
-    aIds.push(providerId, sessionId, checkpointId, slug, volumeId, databaseId, bucketId, sourceId);
+    aIds.push(providerId, sessionId, checkpointId, slug, volumeId, databaseId, bucketId, sourceId, ticketId);
 
     const doc = (await (await fetch(`${h.baseUrl}/openapi.json`)).json()) as Doc;
     const swept: string[] = [];
@@ -395,6 +409,14 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
     expect([aSession.body.data.head.id, aSession.body.data.messages]).toEqual([checkpointId, []]);
     expect((await a.get<{ data: Body }>(`/platform/ai-providers/${providerId}`)).body.data.enabled).toBe(true);
     expect((await a.get(`/platform/builder/shares/${slug}`)).status).toBe(200);
+    const ticket = await a.get<{ data: { status: string; comments: Body[]; statusHistory: Body[] } }>(
+      `/platform/tickets/${ticketId}`,
+    );
+    expect([ticket.body.data.status, ticket.body.data.comments.length, ticket.body.data.statusHistory.length]).toEqual([
+      'open',
+      1,
+      1,
+    ]);
     expect((await a.del(`/compat/deployments/${deploymentId}`)).status).toBe(204);
   });
 });

@@ -34,8 +34,15 @@ describe('the permissions table', () => {
       'database.read',
       'bucket.read',
       'database_source.read',
+      'ticket.read',
+      'organization.read',
       'token.manage',
     ]);
+    // Viewers read tickets and settings; opening, commenting and changing settings are beyond them.
+    expect(roleAllows('viewer', 'ticket.create')).toBe(false);
+    expect(roleAllows('developer', 'ticket.create')).toBe(true);
+    expect(roleAllows('developer', 'organization.manage')).toBe(false);
+    expect(roleAllows('viewer', 'organization.manage')).toBe(false);
     expect(roleAllows('viewer', 'database.reveal')).toBe(false);
     // Reading a source's data is more than seeing that it exists.
     expect(roleAllows('viewer', 'database_source.query')).toBe(false);

@@ -15,6 +15,7 @@ const view = (e: AuditEvent) => ({
   actor: { type: e.actor.type, userId: e.actor.userId ?? null, tokenId: e.actor.tokenId ?? null },
   action: e.action,
   resource: { type: e.resource.type, id: e.resource.id ?? null },
+  changes: e.changes ?? null,
   outcome: e.outcome,
   status: e.status,
   origin: e.origin,

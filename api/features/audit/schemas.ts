@@ -44,6 +44,13 @@ export const AuditEventView = z
     }),
     action: z.string(),
     resource: z.object({ type: z.string(), id: z.string().nullable() }),
+    changes: z
+      .array(z.object({ field: z.string(), from: z.unknown(), to: z.unknown() }))
+      .nullable()
+      .meta({
+        description:
+          'What the change did, field by field (organisation settings, a ticket status): old and new values, never a secret; an empty list is an attempt that changed nothing. null where the route records no fields',
+      }),
     outcome: z.enum(OUTCOMES),
     status: z.number().int(),
     origin: z.enum(AUDIT_ORIGINS),

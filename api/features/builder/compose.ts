@@ -55,7 +55,13 @@ export async function composeBuilder(core: Core, needs: BuilderNeeds) {
       feed: createTurnFeed(core.redis, config.REDIS_KEY_PREFIX),
       log: core.log,
     }),
-    builderSandbox: createSandboxService({ sessions: builder, sandboxes, temporal, config }),
+    builderSandbox: createSandboxService({
+      sessions: builder,
+      sandboxes,
+      temporal,
+      config,
+      orgSettings: core.orgSettings,
+    }),
     builderGit: createBuilderGitService({
       builder,
       store,

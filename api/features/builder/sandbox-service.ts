@@ -14,6 +14,7 @@ import type { Config } from '@shared/config';
 import { sandboxWorkflowId, type SyncOutcome } from '@shared/contracts/sandbox';
 import { AppError } from '@shared/errors';
 import type { Principal } from '@shared/identity/service';
+import type { OrgSettingsReader } from '@shared/org-settings/store';
 import { PLAN_POLICIES } from '@shared/plans';
 import { isWaitOver } from '@shared/temporal';
 
@@ -31,6 +32,8 @@ export function createSandboxService(deps: {
   sessions: Pick<BuilderService, 'load'>;
   sandboxes: SandboxStore;
   temporal: Client;
+  /** The organisation's sandbox idle timeout, given to a sandbox when its workflow starts. */
+  orgSettings: OrgSettingsReader;
   config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'EDGE_DOMAIN' | 'EDGE_PORT' | 'SANDBOX_IDLE_S' | 'SANDBOX_SYNC_WAIT_S'>;
 }) {
   const { sandboxes, config } = deps;
@@ -99,7 +102,13 @@ export function createSandboxService(deps: {
       const s = await deps.sessions.load(p, id, 'write');
       if (!(await sandboxes.get(s.orgId, s._id))) throw noSandbox(s._id);
       const syncId = randomUUID();
-      const request = { sessionId: s._id, orgId: s.orgId, checkpointId: s.head?._id ?? null, seq: s.head?.seq ?? 0 };
+      const request = {
+        sessionId: s._id,
+        orgId: s.orgId,
+        checkpointId: s.head?._id ?? null,
+        seq: s.head?.seq ?? 0,
+        idleS: (await deps.orgSettings.of(s.orgId)).sandboxIdleS,
+      };
       return progress(p, id, syncId, await within(() => syncSession(deps.temporal, config, request, syncId)));
     },
 

@@ -33,6 +33,7 @@ export async function composeDeployments(core: Core) {
     temporal: core.temporal,
     docker: core.docker,
     log: core.log,
+    orgSettings: core.orgSettings,
     quota: createQuota({
       redis: core.redis,
       keyPrefix: config.REDIS_KEY_PREFIX,

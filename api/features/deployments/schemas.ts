@@ -48,7 +48,10 @@ const requestId = z
   .max(200)
   .optional()
   .meta({ description: 'Idempotency key: reusing it answers 409 DUPLICATE_REQUEST and starts nothing' });
-const provider = Provider.default('engine_local');
+const provider = Provider.optional().meta({
+  description:
+    "Where it runs: the organisation's defaultProvider when absent (engine_local unless GET /platform/organization says otherwise); one outside the organisation's allowedProviders is refused with PROVIDER_NOT_ALLOWED",
+});
 const projectId = z.string().min(1).optional();
 /** Fields every deploy takes, whatever its source. */
 const deployCommon = { name, port, envVars, requestId, provider, projectId };
@@ -107,7 +110,10 @@ export const SourceDeployRequest = z
     vaultEnvironment: z
       .enum(SECRET_ENVIRONMENTS)
       .optional()
-      .meta({ description: 'Vault environment the secrets of this deploy come from; PRODUCTION when absent' }),
+      .meta({
+        description:
+          "Vault environment the secrets of this deploy come from; the organisation's defaultVaultEnvironment when absent (PRODUCTION unless changed)",
+      }),
     dockerfilePath: z
       .string()
       .min(1)

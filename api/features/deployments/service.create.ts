@@ -18,7 +18,8 @@ export interface DeployInput {
   envVars: Record<string, string>;
   /** The body's `requestId` (its name on the wire): a retry with the same key names the same deployment. */
   idempotencyKey?: string;
-  provider: Provider;
+  /** The organisation's default provider when absent (GET /platform/organization). */
+  provider?: Provider | undefined;
   projectId?: string;
   /** Instances of the first release (platform API); 1 when absent. */
   replicas?: number;
@@ -28,7 +29,7 @@ export interface DeployInput {
 
 /** A new deployment from an image, an upload or a Git repository: checked, admitted, recorded, then started. */
 export function createDeploymentCreation(
-  deps: Pick<DeploymentServiceDeps, 'store' | 'env' | 'projects' | 'quota' | 'config' | 'log'>,
+  deps: Pick<DeploymentServiceDeps, 'store' | 'env' | 'projects' | 'quota' | 'config' | 'log' | 'orgSettings'>,
   parts: {
     workflows: DeploymentWorkflows;
     idempotency: Idempotency;
@@ -53,7 +54,7 @@ export function createDeploymentCreation(
     // overtook its first request, and the insert's unique ID catches two at once.
     if (input.idempotencyKey && (await store.findAny(id)))
       await idempotency.duplicate(principal, id, input.idempotencyKey);
-    await admission.admit(principal, input, id);
+    const provider = await admission.admit(principal, input, id);
     // Before the record: the first release reads them, and a refused one leaves nothing behind.
     if (input.volumes?.length) await attachments.attachAtCreate(principal, id, input.volumes, input.replicas ?? 1);
     const now = new Date();
@@ -63,7 +64,7 @@ export function createDeploymentCreation(
       createdBy: principal.user._id,
       origin,
       name: input.name,
-      provider: input.provider,
+      provider,
       source,
       port: input.port,
       envNames: Object.keys(input.envVars).sort(),

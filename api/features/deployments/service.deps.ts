@@ -9,6 +9,7 @@ import type { StatusModel } from '@shared/deployments/read-model';
 import type { StatusFeed } from '@shared/deployments/status-feed';
 import type { DeploymentStore } from '@shared/deployments/store';
 import type { Logger } from '@shared/logger';
+import type { OrgSettingsReader } from '@shared/org-settings/store';
 import type { ProjectStore } from '@shared/projects/store';
 import type { EnvSealer } from '@shared/secrets/deployment-env';
 import type { UploadStore } from '@shared/uploads/store';
@@ -39,6 +40,8 @@ export interface DeploymentServiceDeps {
   docker: Docker;
   log: Pick<Logger, 'warn'>;
   quota: Pick<Quota, 'acquire' | 'confirm'>;
+  /** The organisation's default and allowed providers, and its default vault environment, applied to new deploys. */
+  orgSettings: OrgSettingsReader;
   config: Pick<
     Config,
     | 'DEPLOY_READY_TIMEOUT_S'

@@ -17,7 +17,7 @@ export interface SourceInput {
 }
 
 /** The checks a source is held to before any workflow hears of it, the same for a first deploy and a redeploy. */
-export function createSourceChecks(deps: Pick<DeploymentServiceDeps, 'uploads' | 'git' | 'config'>) {
+export function createSourceChecks(deps: Pick<DeploymentServiceDeps, 'uploads' | 'git' | 'config' | 'orgSettings'>) {
   const { git } = deps;
 
   /** An image to run, refused here when its registry may not be used (the engine checks ownership when it pulls). */
@@ -51,7 +51,9 @@ export function createSourceChecks(deps: Pick<DeploymentServiceDeps, 'uploads' |
         ...(input.dockerfilePath ? { dockerfilePath: input.dockerfilePath } : {}),
       };
     }
-    const vaultEnvironment = input.vaultEnvironment ?? 'PRODUCTION';
+    // The organisation's default vault when the deploy names none (GET /platform/organization).
+    const vaultEnvironment =
+      input.vaultEnvironment ?? (await deps.orgSettings.of(principal.org._id)).defaultVaultEnvironment;
     const secret = input.gitTokenSecretId
       ? await git.secret(principal, input.gitTokenSecretId, input.repoUrl!, vaultEnvironment)
       : undefined;

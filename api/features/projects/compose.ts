@@ -18,6 +18,7 @@ export const composeProjects = (core: Core, needs: ProjectNeeds) => ({
     users: core.identity,
     lock: core.lock,
     log: core.log,
+    orgSettings: core.orgSettings,
   }),
 });
 

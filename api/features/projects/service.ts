@@ -7,6 +7,7 @@ import { AppError } from '@shared/errors';
 import type { Principal } from '@shared/identity/service';
 import type { KeyedLock } from '@shared/locks';
 import type { Logger } from '@shared/logger';
+import type { OrgSettingsReader } from '@shared/org-settings/store';
 import type { ProjectChange, ProjectStore } from '@shared/projects/store';
 import type { ProjectFields, ProjectRecord } from '@shared/projects/types';
 import { logFailure } from '@shared/request-context';
@@ -22,6 +23,8 @@ export interface ProjectServiceDeps {
   users: Parameters<typeof createMemberService>[0]['users'];
   lock: KeyedLock;
   log: Pick<Logger, 'warn'>;
+  /** A project without a vaultEnvironment reads the organisation's default vault, as its deploys do. */
+  orgSettings: OrgSettingsReader;
 }
 
 export const projectNotFound = (id: string) =>
@@ -63,7 +66,9 @@ export function createProjectService(deps: ProjectServiceDeps) {
           { gitTokenSecretId: next.gitTokenSecretId },
         );
       }
-      await deps.git.secret(principal, next.gitTokenSecretId, next.repoUrl, next.vaultEnvironment ?? 'PRODUCTION');
+      const environment =
+        next.vaultEnvironment ?? (await deps.orgSettings.of(principal.org._id)).defaultVaultEnvironment;
+      await deps.git.secret(principal, next.gitTokenSecretId, next.repoUrl, environment);
     }
     if (next.repoUrl) await deps.git.repoUrl(next.repoUrl);
   }

@@ -5,6 +5,9 @@ import { hashToken } from '@shared/identity/tokens';
 import type { SalesDeps } from './delivery';
 import type { Entitlement } from './schemas';
 
+/** "sk_" and four characters of 43 random ones: enough to tell keys apart, nothing towards guessing one. */
+const API_KEY_PREFIX_LENGTH = 7;
+
 /** What a buyer holds under a seller, and the seller's API key that asks for it (GET /api/v1/entitlements). */
 export function createEntitlementService(deps: Pick<SalesDeps, 'store'>) {
   const { store } = deps;
@@ -12,7 +15,11 @@ export function createEntitlementService(deps: Pick<SalesDeps, 'store'>) {
     /** A new seller API key, shown once; the previous one stops working at once. */
     async createApiKey(orgId: string) {
       const apiKey = `sk_${randomBytes(32).toString('base64url')}`;
-      await store.setApiKey(orgId, { hash: hashToken(apiKey), createdAt: new Date() });
+      await store.setApiKey(orgId, {
+        hash: hashToken(apiKey),
+        createdAt: new Date(),
+        prefix: apiKey.slice(0, API_KEY_PREFIX_LENGTH),
+      });
       return { apiKey };
     },
     revokeApiKey: (orgId: string) => store.setApiKey(orgId, null),

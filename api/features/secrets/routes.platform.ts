@@ -16,7 +16,7 @@ const view = (s: Summary) => ({
 });
 
 /** The vault: values go in and are used by builds (private repositories); no route ever returns one. */
-export function secretRoutes(deps: Pick<FeatureContext, 'vault' | 'can'>): RouteDef[] {
+export function secretRoutes(deps: Pick<FeatureContext, 'vault' | 'can' | 'orgSettings'>): RouteDef[] {
   const { vault } = deps;
   const tags = ['Secrets'];
   return [
@@ -33,7 +33,8 @@ export function secretRoutes(deps: Pick<FeatureContext, 'vault' | 'can'>): Route
       },
       handler: async ({ body }, req, res) => {
         const p = principalOf(req);
-        const s = await vault.create({ orgId: p.org._id, userId: p.user._id, ...body });
+        const environment = body.environment ?? (await deps.orgSettings.of(p.org._id)).defaultVaultEnvironment;
+        const s = await vault.create({ orgId: p.org._id, userId: p.user._id, ...body, environment });
         res.json({ status: 'success', data: view(s) });
       },
     }),

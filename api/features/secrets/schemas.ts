@@ -19,7 +19,10 @@ export const CreateSecretRequest = z
       .min(1)
       .max(64 * 1024)
       .meta({ description: 'Stored encrypted (AES-256-GCM); never returned' }),
-    environment: z.enum(SECRET_ENVIRONMENTS).default('PRODUCTION'),
+    environment: z.enum(SECRET_ENVIRONMENTS).optional().meta({
+      description:
+        "The vault environment; the organisation's defaultVaultEnvironment when absent (PRODUCTION unless GET /platform/organization says otherwise)",
+    }),
     allowedHosts: z
       .array(
         z.string().max(253).regex(HOST, 'a host name such as github.com, or an IP address (no scheme, port or path)'),

@@ -9,7 +9,7 @@ import { budgetOf, limitKey } from '../../http/rate-limit';
 import { route, type RouteDef } from '../../http/routes';
 import { success } from '../../http/shapes';
 import type { FeatureContext } from '../feature';
-import { CreateTokenRequest, CurrentToken, TokenIdParams, TokenSummary } from './schemas';
+import { CreateTokenRequest, CurrentToken, DEFAULT_TTL_S, TokenIdParams, TokenSummary } from './schemas';
 
 const view = (t: TokenRecord) => ({
   id: t._id,
@@ -39,7 +39,28 @@ async function budgetsOf(limiters: FeatureContext['limiters'], req: Parameters<t
   return Object.fromEntries(entries);
 }
 
-export function tokenRoutes(deps: Pick<FeatureContext, 'identity' | 'can' | 'limiters'>): RouteDef[] {
+/**
+ * A new token's lifetime within the organisation's maximum: one asked for longer is refused, naming the maximum; one
+ * that names none gets the default, shortened to the maximum. Tokens already issued keep their expiry.
+ */
+async function lifetimeOf(
+  orgSettings: FeatureContext['orgSettings'],
+  orgId: string,
+  asked: number | undefined,
+): Promise<number> {
+  const max = (await orgSettings.of(orgId)).tokenMaxLifetimeS;
+  if (max === null) return asked ?? DEFAULT_TTL_S;
+  if (asked === undefined) return Math.min(DEFAULT_TTL_S, max);
+  if (asked > max)
+    throw new AppError(
+      'INVALID_REQUEST',
+      `expiresIn ${asked} seconds is beyond this organisation's maximum token lifetime of ${max} seconds (${+(max / 86400).toFixed(2)} days); ask for at most that, or an owner or admin may change tokenMaxLifetimeS (PATCH /platform/organization).`,
+      { expiresIn: asked, maxSeconds: max },
+    );
+  return asked;
+}
+
+export function tokenRoutes(deps: Pick<FeatureContext, 'identity' | 'can' | 'limiters' | 'orgSettings'>): RouteDef[] {
   const { identity } = deps;
   const tags = ['Access tokens'];
   return [
@@ -75,11 +96,13 @@ export function tokenRoutes(deps: Pick<FeatureContext, 'identity' | 'can' | 'lim
       method: 'post',
       path: '/tokens',
       summary: 'Create an access token for yourself; the secret is shown once',
-      description: 'A token may carry only scopes your role grants and the calling token holds.',
+      description:
+        "A token may carry only scopes your role grants and the calling token holds, and live no longer than the organisation's tokenMaxLifetimeS (400 naming it).",
       tags,
       request: { body: CreateTokenRequest },
       before: [deps.can('token.manage')],
       responses: {
+        400: { description: "INVALID_REQUEST: expiresIn beyond the organisation's maximum token lifetime" },
         200: {
           description: 'The new token',
           schema: success(
@@ -104,7 +127,7 @@ export function tokenRoutes(deps: Pick<FeatureContext, 'identity' | 'can' | 'lim
           userId: p.user._id,
           name: body.name,
           scopes: body.scopes,
-          expiresInS: body.expiresIn,
+          expiresInS: await lifetimeOf(deps.orgSettings, p.org._id, body.expiresIn),
         });
         const record = await identity.getToken(p.org._id, t.id);
         res.json({ status: 'success', data: { ...view(record!), token: t.token } });

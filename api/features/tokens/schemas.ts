@@ -4,6 +4,8 @@ import { integerRangePattern } from '@shared/patterns';
 import { ORG_ROLES, PERMISSIONS } from '@shared/permissions';
 
 const MAX_TTL_S = 365 * 86400;
+/** A token's lifetime when the request names none. */
+export const DEFAULT_TTL_S = 90 * 86400;
 /** A shorter token would expire before a caller could use it ("0s" used to issue one already expired). */
 export const MIN_TTL_S = 60;
 
@@ -35,8 +37,8 @@ export const CreateTokenRequest = z
   .object({
     name: z.string().min(1).max(100),
     scopes: z.array(z.enum(PERMISSIONS)).min(1),
-    expiresIn: Duration.default(90 * 86400).meta({
-      description: `Lifetime: seconds, or e.g. "1h", "30d"; at least ${MIN_TTL_S} seconds, at most 365 days`,
+    expiresIn: Duration.optional().meta({
+      description: `Lifetime: seconds, or e.g. "1h", "30d"; at least ${MIN_TTL_S} seconds, at most 365 days, and at most the organisation's tokenMaxLifetimeS (GET /platform/organization). ${DEFAULT_TTL_S / 86400} days when absent, or that maximum when it is shorter`,
     }),
   })
   .strict()

@@ -56,7 +56,7 @@ const Input = z
         "The app's environment; on a release it replaces the old one, and absent keeps the serving one. Values are never shown again",
     }),
     requestId: F.requestId,
-    provider: bare(F.provider),
+    provider: F.provider,
     projectId: F.projectId,
     replicas: bare(F.replicas),
     dockerfilePath: F.dockerfilePath,
