@@ -107,13 +107,10 @@ export const SourceDeployRequest = z
       description:
         "Vault secret holding a private-repository token; needs the secret.use permission, an https:// repoUrl on a host in the secret's allowedHosts, and the secret in vaultEnvironment",
     }),
-    vaultEnvironment: z
-      .enum(SECRET_ENVIRONMENTS)
-      .optional()
-      .meta({
-        description:
-          "Vault environment the secrets of this deploy come from; the organisation's defaultVaultEnvironment when absent (PRODUCTION unless changed)",
-      }),
+    vaultEnvironment: z.enum(SECRET_ENVIRONMENTS).optional().meta({
+      description:
+        "Vault environment the secrets of this deploy come from; the organisation's defaultVaultEnvironment when absent (PRODUCTION unless changed)",
+    }),
     dockerfilePath: z
       .string()
       .min(1)
