@@ -110,7 +110,21 @@ REFUSALS_NO_SCHEMA_STATES = [
     ("has no enabled AI provider", "whether the organisation holds an enabled AI provider", "POST /platform/database-sources/{id}/ask"),
     ("is disabled; enable it", "whether the named AI provider is enabled", "POST /platform/database-sources/{id}/ask"),
     ("does not offer the model", "the models the named AI provider offers", "POST /platform/database-sources/{id}/ask"),
+    # Support tickets: which status may follow is the ticket's stored status; a closed one takes no comments.
+    ("cannot become", "which status may follow which is the ticket's stored status", "PATCH /platform/tickets/{id}"),
+    ("already.", "the ticket's stored status", "PATCH /platform/tickets/{id}"),
+    ("takes no comments; reopen it first", "whether the ticket is closed", "POST /platform/tickets/{id}/comments"),
+    # Organisation settings: the plan's providers and the providers given or stored relate fields and stored state;
+    # a token's or a deploy's limits are the organisation's stored settings.
+    ("plan, which offers", "the providers the organisation's plan offers", "PATCH /platform/organization"),
+    ("is not among allowedProviders", "defaultProvider against allowedProviders, given or stored", "PATCH /platform/organization"),
+    ("maximum token lifetime", "the organisation's stored tokenMaxLifetimeS", "POST /platform/tokens"),
+    ("allowed providers", "the organisation's stored allowedProviders", "POST /compat/deploy", "POST /compat/deploy/source", "POST /platform/deployments"),
 ]
+
+# What a fuzzed PATCH /platform/organization may set that would stop the run's own calls (a token lifetime below the
+# minted tokens', providers that refuse every deploy): put back after each, and before a mint the maximum refused.
+SETTINGS_RESET = {"tokenMaxLifetimeS": None, "allowedProviders": None, "defaultProvider": None}
 
 # Left unspent on each token: the checks' own probes (the same request again, another method) carry the case's token
 # and may land after the last answer this hook read the budget from.
@@ -172,7 +186,25 @@ def _grantable():
     return _minter_call("GET", "/platform/tokens/current")["permissions"]
 
 
+def _reset_settings():
+    try:
+        _minter_call("PATCH", "/platform/organization", json=SETTINGS_RESET)
+    except MintRefused:
+        # A fuzzed role change took organization.manage from the minter: the settings stay, and so may the refusals.
+        pass
+
+
 def _mint_with(scopes, name):
+    try:
+        return _mint_once(scopes, name)
+    except MintRefused as refused:
+        if refused.status != 400 or "maximum token lifetime" not in str(refused):
+            raise
+        _reset_settings()
+        return _mint_once(scopes, name)
+
+
+def _mint_once(scopes, name):
     global _minter
     body = {"scopes": scopes, "expiresIn": LIFETIME}
     if _minter.low(5) or _minter.used >= MINTER_CALLS:
@@ -228,6 +260,8 @@ def after_call(context, case, response):
         # Only the platform budget is per token; the compatibility API's headers count per organisation.
         if case.operation.path.startswith("/platform/"):
             _read_budget(holder, response.headers)
+        if case.operation.label == "PATCH /platform/organization" and response.status_code == 200:
+            _reset_settings()
         if response.status_code == 429:
             with open(LOG_429, "a", encoding="utf-8") as log:
                 body = response.content[:300].decode("utf-8", "replace")
