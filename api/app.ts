@@ -12,6 +12,7 @@ import { checkReadiness } from './http/readiness';
 import { requestContext } from './http/request-id';
 import { compatRouter } from './origins/compat';
 import { entitlementsRouter } from './origins/entitlements';
+import { hooksRouter } from './origins/hooks';
 import { mcpRouter } from './origins/mcp';
 import { platformRouter } from './origins/platform';
 
@@ -27,6 +28,8 @@ export function buildApp({ core, features }: AppParts): Express {
   app.disable('x-powered-by');
   // First, so every request — refused, unknown or failed — has its ID and its access-log line.
   app.use(accessLog(core.log), requestContext);
+  // Before the JSON parser: a webhook's signature is over the raw bytes, which the parser would consume.
+  app.use('/hooks', hooksRouter(core, features.routes.hooks));
   app.use(express.json({ limit: '1mb' }));
 
   app.get('/healthz', (_req, res) => {

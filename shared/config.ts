@@ -174,6 +174,8 @@ const schema = z.object({
   RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: z.coerce.number().int().min(1).default(10),
   /** MCP (/mcp and `slipway mcp`): calls per 5 minutes per token (the interface's default: 300). */
   RATE_LIMIT_MCP_PER_5MIN: z.coerce.number().int().min(1).default(300),
+  /** Git webhook deliveries (/hooks) per client address per minute: a forge sends from a few addresses for many repos. */
+  RATE_LIMIT_HOOKS_PER_MIN: z.coerce.number().int().min(1).default(120),
   /** Multiplies every plan's quotas: live deployments, volumes and their total size (benchmarks and fuzzers make more than a plan allows). */
   QUOTA_MULTIPLIER: z.coerce.number().int().min(1).default(1),
   /**

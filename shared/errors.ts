@@ -85,6 +85,14 @@ const CODES = {
   TURN_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   /** A sandbox sync ID the session's sandbox workflow does not know (never started, or from a run it continued). */
   SYNC_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  GIT_CONNECTION_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  GIT_BINDING_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  /** A Git connection that bindings still use: they are deleted first. */
+  GIT_CONNECTION_IN_USE: { status: 409, compat: 'INVALID_REQUEST' },
+  /** A webhook delivery with no signature, or one the binding's secret does not verify. */
+  SIGNATURE_INVALID: { status: 401, compat: 'INVALID_TOKEN' },
+  /** A request body past the origin's size limit. */
+  PAYLOAD_TOO_LARGE: { status: 413, compat: 'INVALID_REQUEST' },
 } as const satisfies Record<string, { status: number; compat: CompatCode }>;
 
 export type ErrorCode = keyof typeof CODES;

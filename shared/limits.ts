@@ -37,6 +37,7 @@ export function limitRules(
     | 'RATE_LIMIT_DEPLOY_CREATE_PER_15MIN'
     | 'RATE_LIMIT_ENTITLEMENTS_PER_MIN'
     | 'RATE_LIMIT_MCP_PER_5MIN'
+    | 'RATE_LIMIT_HOOKS_PER_MIN'
   >,
 ) {
   return {
@@ -122,6 +123,14 @@ export function limitRules(
       per: 'token',
       counts: ['MCP request', 'MCP requests'],
       refused: ['MCP request with a missing or refused token', 'MCP requests with a missing or refused token'],
+    },
+    /** Git webhook deliveries, signed or not, per client address: no caller is known before the signature is checked. */
+    hooks: {
+      name: 'hooks',
+      points: cfg.RATE_LIMIT_HOOKS_PER_MIN,
+      durationS: 60,
+      per: 'address',
+      counts: ['webhook delivery', 'webhook deliveries'],
     },
     /** Custom domain verification: 3 per 5 minutes per user (for the domains API; not mounted yet). */
     domainVerification: {

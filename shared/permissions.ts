@@ -65,6 +65,10 @@ export const PERMISSIONS = [
   'organization.read',
   /** Change the organisation's settings. */
   'organization.manage',
+  /** See Git connections, bindings and their deliveries (never a token or a webhook secret). */
+  'git.read',
+  /** Add and remove Git connections and bindings: a binding ships releases of its deployment on every push. */
+  'git.manage',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -104,6 +108,8 @@ export const PROJECT_PERMISSIONS = [
   'database_source.read',
   'database_source.manage',
   'database_source.query',
+  'git.read',
+  'git.manage',
 ] as const satisfies readonly Permission[];
 
 export type ProjectPermission = (typeof PROJECT_PERMISSIONS)[number];
@@ -129,6 +135,7 @@ const READ: Permission[] = [
   'database_source.read',
   'ticket.read',
   'organization.read',
+  'git.read',
 ];
 
 /**
@@ -165,6 +172,7 @@ export const ORG_ROLE_PERMISSIONS: Record<OrgRole, readonly Permission[]> = {
     'database_source.manage',
     'database_source.query',
     'ticket.create',
+    'git.manage',
   ],
   // A viewer may hold a token naming any scope; the role still refuses what it cannot do.
   viewer: [...READ, 'token.manage'],
@@ -194,6 +202,8 @@ export const PROJECT_ROLE_PERMISSIONS: Record<ProjectRole, readonly ProjectPermi
     'database_source.read',
     'database_source.manage',
     'database_source.query',
+    'git.read',
+    'git.manage',
   ],
   viewer: [
     'deployment.read',
@@ -203,6 +213,7 @@ export const PROJECT_ROLE_PERMISSIONS: Record<ProjectRole, readonly ProjectPermi
     'database.read',
     'bucket.read',
     'database_source.read',
+    'git.read',
   ],
 };
 

@@ -19,6 +19,8 @@ export interface PlanPolicy {
   databaseSources: { maxCount: number };
   /** Support tickets the organisation may open in 24 hours: a flood stops here, with 429 QUOTA_EXCEEDED. */
   tickets: { maxPerDay: number };
+  /** Git connections and bindings the organisation may keep. */
+  git: { maxConnections: number; maxBindings: number };
 }
 
 export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
@@ -32,6 +34,7 @@ export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
     buckets: { maxCount: 3, maxKeysPerBucket: 5 },
     databaseSources: { maxCount: 3 },
     tickets: { maxPerDay: 10 },
+    git: { maxConnections: 3, maxBindings: 5 },
   },
   pro: {
     providers: ['engine_local', 'cloud_a_run', 'cloud_b_container_apps', 'cloud_c_ecs_fargate'],
@@ -43,6 +46,7 @@ export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
     buckets: { maxCount: 20, maxKeysPerBucket: 20 },
     databaseSources: { maxCount: 50 },
     tickets: { maxPerDay: 50 },
+    git: { maxConnections: 20, maxBindings: 100 },
   },
   enterprise: {
     providers: ['engine_local', 'cloud_a_run', 'cloud_b_container_apps', 'cloud_c_ecs_fargate'],
@@ -54,5 +58,6 @@ export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
     buckets: { maxCount: 200, maxKeysPerBucket: 50 },
     databaseSources: { maxCount: 500 },
     tickets: { maxPerDay: 200 },
+    git: { maxConnections: 200, maxBindings: 1000 },
   },
 };

@@ -3,11 +3,11 @@ import type { RouteDef } from '../http/routes';
 import type { ToolDef } from '../mcp/tool';
 
 /**
- * The three HTTP origins a feature can serve (docs/architecture.md, "Processes and the parts they use"); MCP tools come
- * from the same features.
+ * The HTTP origins a feature can serve (docs/architecture.md, "Processes and the parts they use"); MCP tools come
+ * from the same features. `hooks` takes no token: its routes authenticate each request themselves (a signature).
  */
-export type Origin = 'compat' | 'platform' | 'entitlements';
-export const ORIGINS: readonly Origin[] = ['compat', 'platform', 'entitlements'];
+export type Origin = 'compat' | 'platform' | 'entitlements' | 'hooks';
+export const ORIGINS: readonly Origin[] = ['compat', 'platform', 'entitlements', 'hooks'];
 
 /**
  * What a feature's routes and tools are built from: the shared core (connections, cross-cutting services, the
@@ -71,7 +71,7 @@ export async function composeFeatures(
   list: Pick<FeatureList<object>, 'features'>,
 ): Promise<ComposedFeatures> {
   let services: Record<string, unknown> = {};
-  const composed: ComposedFeatures = { routes: { compat: [], platform: [], entitlements: [] }, tools: [] };
+  const composed: ComposedFeatures = { routes: { compat: [], platform: [], entitlements: [], hooks: [] }, tools: [] };
   for (const feature of list.features) {
     // Sequential on purpose: a feature's indexes are made in its compose, and FerretDB builds them poorly at once.
     const own = ((await feature.compose?.(core, services)) ?? {}) as Record<string, unknown>;

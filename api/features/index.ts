@@ -6,6 +6,7 @@ import { databaseSourcesFeature } from './database-sources';
 import { databasesFeature } from './databases';
 import { deploymentsFeature } from './deployments';
 import { featureList } from './feature';
+import { gitFeature } from './git';
 import { organizationFeature } from './organization';
 import { projectsFeature } from './projects';
 import { salesFeature } from './sales';
@@ -36,4 +37,5 @@ export const FEATURES = featureList()
   .add(bucketsFeature)
   .add(databaseSourcesFeature)
   .add(organizationFeature)
-  .add(ticketsFeature);
+  .add(ticketsFeature)
+  .add(gitFeature);

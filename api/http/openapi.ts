@@ -13,6 +13,8 @@ interface Origin {
   errorStatuses: Record<number, string>;
   /** Statuses every route of the origin can answer; others (404, 409…) only where the route says so. */
   everyRoute: number[];
+  /** An origin whose routes authenticate each request themselves (a signature): no bearer token. */
+  noToken?: boolean;
 }
 
 const COMPAT_ERRORS: Record<number, string> = {
@@ -90,7 +92,7 @@ const RATE_HEADERS = {
  * The OpenAPI 3.1.0 document, generated from the same route definitions (and zod schemas) the routers mount: each
  * origin's routes, as the composed features give them (api/compose.ts).
  */
-export function buildOpenApi(routes: Record<'compat' | 'platform' | 'entitlements', RouteDef[]>) {
+export function buildOpenApi(routes: Record<'compat' | 'platform' | 'entitlements' | 'hooks', RouteDef[]>) {
   const registry = new OpenAPIRegistry();
   const bearer = registry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
@@ -119,6 +121,14 @@ export function buildOpenApi(routes: Record<'compat' | 'platform' | 'entitlement
       errorSchema: z.object({ error: z.string() }),
       errorStatuses: {},
       everyRoute: [],
+    },
+    {
+      prefix: '/hooks',
+      routes: routes.hooks,
+      errorSchema: PlatformError,
+      errorStatuses: PLATFORM_ERRORS,
+      everyRoute: [400, 429, 500],
+      noToken: true,
     },
   ];
   for (const origin of list) {
@@ -155,30 +165,38 @@ export function buildOpenApi(routes: Record<'compat' | 'platform' | 'entitlement
               content: { 'application/json': { schema: r.request.body } },
             },
           }
-        : r.multipart
+        : r.rawBody
           ? {
               body: {
                 required: true,
-                content: {
-                  'multipart/form-data': {
-                    schema: {
-                      type: 'object' as const,
-                      required: [r.multipart.field],
-                      // The parser refuses any other part.
-                      additionalProperties: false,
-                      properties: {
-                        [r.multipart.field]: {
-                          type: 'string' as const,
-                          format: 'binary',
-                          description: r.multipart.description,
+                description: r.rawBody.description,
+                content: { 'application/json': { schema: r.rawBody.schema } },
+              },
+            }
+          : r.multipart
+            ? {
+                body: {
+                  required: true,
+                  content: {
+                    'multipart/form-data': {
+                      schema: {
+                        type: 'object' as const,
+                        required: [r.multipart.field],
+                        // The parser refuses any other part.
+                        additionalProperties: false,
+                        properties: {
+                          [r.multipart.field]: {
+                            type: 'string' as const,
+                            format: 'binary',
+                            description: r.multipart.description,
+                          },
                         },
                       },
                     },
                   },
                 },
-              },
-            }
-          : {};
+              }
+            : {};
       registry.registerPath({
         method: r.method,
         path: origin.prefix + (r.path === '/' ? '' : openApiPath(r.path)),
@@ -186,9 +204,10 @@ export function buildOpenApi(routes: Record<'compat' | 'platform' | 'entitlement
         summary: r.summary,
         description: r.description,
         tags: r.tags,
-        security: [{ [bearer.name]: [] }],
+        security: origin.noToken ? [] : [{ [bearer.name]: [] }],
         request: {
           ...(r.request.params ? { params: r.request.params as z.ZodObject } : {}),
+          ...(r.request.headers ? { headers: r.request.headers as z.ZodObject } : {}),
           ...(r.request.query ? { query: r.request.query as z.ZodObject } : {}),
           ...body,
         },

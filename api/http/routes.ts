@@ -23,6 +23,11 @@ export interface RouteDef<S extends Schemas = Schemas> {
   request: S;
   /** A multipart body, documented as such; its parser runs in `before`. */
   multipart?: { field: string; description: string };
+  /**
+   * A body read as raw bytes (its signature is over them) and parsed by the handler: documented with this schema as
+   * JSON, never validated before the handler has verified it.
+   */
+  rawBody?: { schema: z.ZodType; description: string };
   /** Middleware after authentication and before validation: rate limit, permission, body parsers. */
   before: RequestHandler[];
   /** `contentType` for an answer that is not JSON (an event stream). */

@@ -8,6 +8,8 @@ export interface Schemas {
   body?: z.ZodType;
   query?: z.ZodType;
   params?: z.ZodType;
+  /** Request headers by their lower-case names (Node's): documented as header parameters. */
+  headers?: z.ZodType;
 }
 
 export type Parsed<S extends Schemas> = {
@@ -45,7 +47,7 @@ export function handle<S extends Schemas>(
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
       const input: Record<string, unknown> = {};
-      for (const where of ['params', 'query', 'body'] as const) {
+      for (const where of ['params', 'headers', 'query', 'body'] as const) {
         const schema = schemas[where];
         if (!schema) continue;
         const raw: unknown = where === 'body' ? (req.body ?? {}) : req[where];

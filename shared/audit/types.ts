@@ -6,7 +6,8 @@ export type ActorType = (typeof ACTOR_TYPES)[number];
 export const OUTCOMES = ['success', 'failure', 'denied'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
-export const AUDIT_ORIGINS = ['compat', 'platform', 'mcp'] as const;
+/** hooks: a Git host's webhook delivery, acting as the binding that verified it (actor type system). */
+export const AUDIT_ORIGINS = ['compat', 'platform', 'mcp', 'hooks'] as const;
 export type AuditOrigin = (typeof AUDIT_ORIGINS)[number];
 
 /**

@@ -120,6 +120,15 @@ REFUSALS_NO_SCHEMA_STATES = [
     ("is not among allowedProviders", "defaultProvider against allowedProviders, given or stored", "PATCH /platform/organization"),
     ("maximum token lifetime", "the organisation's stored tokenMaxLifetimeS", "POST /platform/tokens"),
     ("allowed providers", "the organisation's stored allowedProviders", "POST /compat/deploy", "POST /compat/deploy/source", "POST /platform/deployments"),
+    # Git connections and bindings: the stored connection, its secret and the server's Git host rules decide.
+    ("A generic connection needs baseUrl", "a field required for one value of another (provider generic)", "POST /platform/git/connections"),
+    ("baseUrl must be https://", "whether http:// is allowed is the server's ALLOW_PRIVATE_GIT_HOSTS", "POST /platform/git/connections"),
+    ("tokenSecretId is refused", "the hosts and environment the stored secret is bound to", "POST /platform/git/connections"),
+    ("not on the connection’s host", "the host of the connection the ID names", "POST /platform/git/bindings"),
+    ("gitTokenSecretId is refused", "the hosts the connection's stored secret is bound to", "POST /platform/git/bindings"),
+    ("repoUrl is refused", "whether the repository's host resolves to a public address is DNS at the time of the request", "POST /platform/git/bindings"),
+    ("binding; delete it", "whether bindings use the connection", "DELETE /platform/git/connections/{id}"),
+    ("bindings; delete them", "whether bindings use the connection", "DELETE /platform/git/connections/{id}"),
 ]
 
 # What a fuzzed PATCH /platform/organization may set that would stop the run's own calls (a token lifetime below the

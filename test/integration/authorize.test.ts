@@ -39,6 +39,8 @@ interface World {
   newDatabase(projectId: string): Promise<string>;
   newBucket(projectId?: string): Promise<string>;
   newSource(projectId: string): Promise<string>;
+  /** A Git binding of the project (a public repository by address: no DNS, no connection). */
+  newBinding(projectId: string): Promise<string>;
 }
 /**
  * A real route that needs exactly `permission`, and the status it answers once access is granted (a refusal of the
@@ -240,6 +242,21 @@ const PROBES: Record<Permission, Probe> = {
     call: () => Promise.resolve({ method: 'PATCH', path: '/platform/organization', body: { unknownField: 1 } }),
     granted: 400,
   },
+  'git.read': {
+    call: async (w, p) => ({
+      method: 'GET',
+      path: p ? `/platform/git/bindings/${await w.newBinding(w.projectId)}/deliveries` : '/platform/git/bindings',
+    }),
+    granted: 200,
+  },
+  'git.manage': {
+    call: async (w, p) => ({
+      method: 'POST',
+      path: '/platform/git/bindings',
+      body: { repoUrl: 'ftp://8.8.8.8/x.git', branch: 'main', ...(p ? { projectId: w.projectId } : {}) },
+    }),
+    granted: 400,
+  },
 };
 
 const grantedOf = (permission: Permission, inProject: boolean) => {
@@ -384,6 +401,15 @@ describe('authorize: the permission table and the behaviour agree, route by rout
       if (r.status !== 201) throw new Error(`creating a source answered ${r.status}: ${JSON.stringify(r.body)}`);
       return r.body.data.id;
     };
+    const newBinding = async (projectId: string) => {
+      const r = await owner.post<{ data: { id: string } }>('/platform/git/bindings', {
+        projectId,
+        repoUrl: 'https://8.8.8.8/acme/app.git',
+        branch: 'main',
+      });
+      if (r.status !== 201) throw new Error(`creating a Git binding answered ${r.status}: ${JSON.stringify(r.body)}`);
+      return r.body.data.id;
+    };
     w = {
       owner,
       projectId: await newProject(),
@@ -393,6 +419,7 @@ describe('authorize: the permission table and the behaviour agree, route by rout
       newDatabase,
       newBucket,
       newSource,
+      newBinding,
     };
   });
   afterAll(() => h?.stop());

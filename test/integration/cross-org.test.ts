@@ -148,6 +148,38 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       ).data as Body
     ).id as string;
     ok(await a.post(`/platform/tickets/${ticketId}/comments`, { body: 'a-comment' }), 'ticket comment');
+    // A Git connection (its token an org secret bound to a public address: no DNS) and a binding to A's deployment.
+    const gitSecretId = (
+      ok(
+        await a.post<{ data: Body }>('/platform/secrets', {
+          name: 'a-git-host',
+          value: `a-git-token-${randomUUID()}`,
+          allowedHosts: ['8.8.8.8'],
+        }),
+        'Git host secret',
+      ).data as Body
+    ).id as string;
+    const connectionId = (
+      ok(
+        await a.post<{ data: Body }>('/platform/git/connections', {
+          provider: 'gitea',
+          baseUrl: 'https://8.8.8.8',
+          tokenSecretId: gitSecretId,
+        }),
+        'Git connection',
+      ).data as Body
+    ).id as string;
+    const binding = ok(
+      await a.post<{ data: Body }>('/platform/git/bindings', {
+        connectionId,
+        repoUrl: 'https://8.8.8.8/a/app.git',
+        branch: 'main',
+        deploymentId,
+      }),
+      'Git binding',
+    ).data as Body;
+    const bindingId = binding.id as string;
+    const webhookSecret = binding.webhookSecret as string;
 
     // The AI builder: a provider, a session with a checkpoint and a share in A's project; B's own project to remix into.
     const builderProjects = createProjectStore(h.db);
@@ -235,6 +267,8 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       '/platform/buckets/{id}/credentials': 'SLWAAAAAAAAAAAAAAAAA',
       '/platform/buckets/{id}/links': deploymentId,
       '/platform/database-sources': sourceId,
+      '/platform/git/connections': connectionId,
+      '/platform/git/bindings': bindingId,
       // No question was asked: B is refused on the source first.
       '/platform/database-sources/{id}/questions': randomUUID(),
       '/platform/tickets': ticketId,
@@ -291,6 +325,9 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       'POST /platform/tickets': { subject: 'b-steal', body: 'b', deploymentId },
       'POST /platform/tickets/{id}/comments': { body: 'b was here' },
       'PATCH /platform/tickets/{id}': { status: 'closed' },
+      // A's Git token through B's connection; A's deployment bound by B.
+      'POST /platform/git/connections': { provider: 'gitea', baseUrl: 'https://8.8.8.8', tokenSecretId: gitSecretId },
+      'POST /platform/git/bindings': { repoUrl: 'https://8.8.8.8/b/app.git', branch: 'main', deploymentId },
       // A's Git token and A's user through B's own resources.
       'POST /platform/projects': {
         name: 'b-steal',
@@ -299,6 +336,8 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       },
     };
     const secondBodies: Record<string, unknown> = {
+      // A's project as the target.
+      'POST /platform/git/bindings': { repoUrl: 'https://8.8.8.8/b/app.git', branch: 'main', projectId },
       // A's Git token through B's deploy.
       'POST /compat/deploy/source': {
         name: 'b-steal-2',
@@ -324,6 +363,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       orgA.userId,
     ];
     aIds.push(providerId, sessionId, checkpointId, slug, volumeId, databaseId, bucketId, sourceId, ticketId);
+    aIds.push(gitSecretId, connectionId, bindingId, webhookSecret);
 
     const doc = (await (await fetch(`${h.baseUrl}/openapi.json`)).json()) as Doc;
     const swept: string[] = [];
@@ -385,6 +425,20 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
     expect((await a.get<Body>(`/platform/volumes/${volumeId}`)).status).toBe(200);
     expect((await a.get<Body>(`/platform/databases/${databaseId}`)).status).toBe(200);
     expect((await a.get<Body>(`/platform/buckets/${bucketId}`)).status).toBe(200);
+    expect((await a.get<Body>(`/platform/git/bindings/${bindingId}`)).status).toBe(200);
+    expect(
+      (await a.get<{ data: { connections: Body[] } }>('/platform/git/connections')).body.data.connections.map(
+        (c) => c.id,
+      ),
+    ).toEqual([connectionId]);
+    // A's connection on B's own project.
+    const bConnection = await b.post<{ data: Body }>('/platform/git/bindings', {
+      connectionId,
+      repoUrl: 'https://8.8.8.8/b/app.git',
+      branch: 'main',
+      projectId: bProjectId,
+    });
+    expect([bConnection.status, JSON.stringify(bConnection.body).includes(webhookSecret)]).toEqual([404, false]);
     expect(
       (await a.get<{ data: { id: string; revokedAt: string | null }[] }>('/platform/tokens')).body.data,
     ).toContainEqual(expect.objectContaining({ id: tokenId, revokedAt: null }));

@@ -127,6 +127,15 @@ describe('OpenAPI document', () => {
         'GET /platform/tickets/{id}',
         'PATCH /platform/tickets/{id}',
         'POST /platform/tickets/{id}/comments',
+        'POST /platform/git/connections',
+        'GET /platform/git/connections',
+        'DELETE /platform/git/connections/{id}',
+        'POST /platform/git/bindings',
+        'GET /platform/git/bindings',
+        'GET /platform/git/bindings/{id}',
+        'DELETE /platform/git/bindings/{id}',
+        'GET /platform/git/bindings/{id}/deliveries',
+        'POST /hooks/git/{bindingId}',
         'PATCH /platform/users/{id}',
         'GET /platform/deployments',
         'POST /platform/deployments',
@@ -211,7 +220,7 @@ describe('OpenAPI document', () => {
           expect([where, Object.keys(op.responses)]).toEqual([where, expect.arrayContaining(['400', '404'])]);
         const errorSchema = path.startsWith('/compat')
           ? 'ErrorResponse'
-          : path.startsWith('/platform')
+          : path.startsWith('/platform') || path.startsWith('/hooks')
             ? 'PlatformError'
             : undefined;
         if (errorSchema)
@@ -241,6 +250,39 @@ describe('OpenAPI document', () => {
       anyOf: expect.arrayContaining([expect.objectContaining({ minimum: 60 })]),
       description: expect.stringMatching(/at least 60 seconds/),
     });
+  });
+
+  it('documents the hooks origin: no token, the signature headers of each scheme, the push payload', async () => {
+    type Op = {
+      security: unknown[];
+      parameters: { in: string; name: string }[];
+      requestBody: { content: Record<string, { schema: { $ref?: string } }> };
+      responses: Record<string, unknown>;
+    };
+    const doc = (await (await fetch(`${h.baseUrl}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, Op>>;
+    };
+    const hook = doc.paths['/hooks/git/{bindingId}']!.post!;
+    expect(hook.security).toEqual([]);
+    expect(hook.parameters.filter((p) => p.in === 'header').map((p) => p.name)).toEqual(
+      expect.arrayContaining([
+        'x-hub-signature-256',
+        'x-github-event',
+        'x-github-delivery',
+        'x-gitlab-token',
+        'x-gitlab-event',
+        'x-gitlab-event-uuid',
+        'x-gitea-signature',
+        'x-gitea-delivery',
+        'x-slipway-signature',
+        'x-slipway-timestamp',
+        'x-slipway-delivery',
+      ]),
+    );
+    expect(hook.requestBody.content['application/json']!.schema.$ref).toBe('#/components/schemas/GitPushPayload');
+    expect(Object.keys(hook.responses)).toEqual(expect.arrayContaining(['200', '202', '401', '404', '413', '429']));
+    // Every other route still takes a bearer token.
+    expect(doc.paths['/platform/git/bindings']!.post!.security).toEqual([{ bearerAuth: [] }]);
   });
 
   it('serves a rendered reference at /docs', async () => {

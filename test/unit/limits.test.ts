@@ -18,6 +18,7 @@ describe('rate limits in words', () => {
       deployCreate: '10 deployment creations per user per 15 minutes',
       entitlements: '120 entitlement lookups per API key per minute',
       mcp: '300 MCP requests per token per 5 minutes',
+      hooks: '120 webhook deliveries per client address per minute',
       domainVerification: '3 domain verifications per user per 5 minutes',
     });
   });

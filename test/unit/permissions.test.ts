@@ -36,6 +36,7 @@ describe('the permissions table', () => {
       'database_source.read',
       'ticket.read',
       'organization.read',
+      'git.read',
       'token.manage',
     ]);
     // Viewers read tickets and settings; opening, commenting and changing settings are beyond them.
@@ -43,6 +44,11 @@ describe('the permissions table', () => {
     expect(roleAllows('developer', 'ticket.create')).toBe(true);
     expect(roleAllows('developer', 'organization.manage')).toBe(false);
     expect(roleAllows('viewer', 'organization.manage')).toBe(false);
+    // A binding ships releases on every push: making one is a developer's act, never a viewer's.
+    expect(roleAllows('viewer', 'git.manage')).toBe(false);
+    expect(roleAllows('developer', 'git.manage')).toBe(true);
+    expect(projectRoleAllows('viewer', 'git.manage')).toBe(false);
+    expect(projectRoleAllows('viewer', 'git.read')).toBe(true);
     expect(roleAllows('viewer', 'database.reveal')).toBe(false);
     // Reading a source's data is more than seeing that it exists.
     expect(roleAllows('viewer', 'database_source.query')).toBe(false);
