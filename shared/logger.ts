@@ -25,6 +25,11 @@ const REDACT = [
   '*.files',
   'gitToken',
   '*.gitToken',
+  // A Git binding's webhook secret, and GitLab's header that carries it as it is.
+  'webhookSecret',
+  '*.webhookSecret',
+  'headers["x-gitlab-token"]',
+  '*.headers["x-gitlab-token"]',
 ];
 
 /** `destination` lets a test read the log lines (the access log, what an error wrote); default is stdout. */

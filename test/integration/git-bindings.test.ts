@@ -528,6 +528,17 @@ describe('Git bindings', () => {
     });
     // No delivery ID: replays could not be told apart.
     expect((await deliver(pb.body.data.webhookUrl, text, signed)).status).toBe(400);
+
+    // A push whose redeploy is refused (the deployment was destroyed meanwhile) fails, says why, and is listed so.
+    expect((await a.del(`/compat/deployments/${deploymentId}`)).status).toBe(204);
+    const gone = await deliver(made.body.data.webhookUrl, text, { ...sign, 'x-github-delivery': randomUUID() });
+    expect([gone.status, gone.body.message]).toEqual([400, expect.stringMatching(/nothing shipped: .*No deployment/)]);
+    expect((await deliveries(a, bindingId)).deliveries[0]).toMatchObject({
+      outcome: 'failed',
+      commit: 'a'.repeat(40),
+      reason: expect.stringContaining(`${deploymentId}: No deployment ${deploymentId}`),
+      releases: [],
+    });
   });
 
   it('lists connections, makes a binding and reads its deliveries through MCP, as an agent calls the tools', async () => {
@@ -569,5 +580,16 @@ describe('Git bindings', () => {
     } finally {
       await mcp.close();
     }
+  });
+
+  // Last: it spends this address's whole budget of deliveries.
+  it('limits deliveries per client address, signed or not, before any binding is looked up', async () => {
+    let refused: { status: number; body: { message?: string } } | undefined;
+    for (let i = 0; i < 250 && !refused; i++) {
+      const r = await deliver(`${h.baseUrl}/hooks/git/${randomUUID()}`, '{}', { 'x-github-event': 'push' });
+      if (r.status === 429) refused = r;
+      else expect(r.status).toBe(404);
+    }
+    expect(refused?.body.message).toMatch(/^120 webhook deliveries per client address per minute; retry after \d+ s$/);
   });
 });

@@ -42,3 +42,20 @@ describe('the log never holds a credential or an env value', () => {
     expect(text).toContain('"unset":["A"]');
   });
 });
+
+describe('a Git binding’s webhook secret', () => {
+  it('is censored as an answer’s field and as GitLab’s header', () => {
+    const [line] = linesOf((log) =>
+      log.info(
+        {
+          answer: { webhookSecret: 'w1' },
+          req: { headers: { 'x-gitlab-token': 'w2', 'x-gitlab-event': 'Push Hook' } },
+        },
+        'delivery',
+      ),
+    );
+    const text = JSON.stringify(line);
+    for (const secret of ['w1', 'w2']) expect(text).not.toContain(secret);
+    expect(text).toContain('Push Hook');
+  });
+});
