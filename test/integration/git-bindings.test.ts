@@ -159,7 +159,7 @@ describe('Git bindings', () => {
   }
 
   /** A private repository, its token in the vault, and a running deployment built from it. */
-  async function deployedRepo(api: Api) {
+  async function deployedRepo(api: Api, projectId?: string) {
     const repo = `acme/hooked-${randomUUID().slice(0, 8)}`;
     const repoUrl = await git.addRepo(repo, appFiles('v1'), { private: { token: TOKEN } });
     const secret = await api.post<{ data: { id: string } }>('/platform/secrets', {
@@ -175,6 +175,7 @@ describe('Git bindings', () => {
       repoUrl,
       gitTokenSecretId: tokenSecretId,
       port: 8080,
+      ...(projectId ? { projectId } : {}),
     });
     expect([r.status, r.body]).toEqual([202, expect.anything()]);
     const id = r.body.data.deployment.id;
@@ -324,8 +325,10 @@ describe('Git bindings', () => {
   it('verifies GitLab, Gitea and generic deliveries by their own schemes, each shipping the pushed commit', async () => {
     const org = await h.newOrg('pro');
     const api = client(h, org.token);
-    const { repo, repoUrl, tokenSecretId, deploymentId, url } = await deployedRepo(api);
-    const bind = async (provider: string) => {
+    const project = await api.post<{ data: { id: string } }>('/platform/projects', { name: 'hooked' });
+    const projectId = project.body.data.id;
+    const { repo, repoUrl, tokenSecretId, deploymentId, url } = await deployedRepo(api, projectId);
+    const bind = async (provider: string, target: Body = { deploymentId }) => {
       const c = await api.post<{ data: { id: string } }>('/platform/git/connections', {
         provider,
         baseUrl: git.url,
@@ -334,7 +337,7 @@ describe('Git bindings', () => {
       expect(c.status).toBe(201);
       const b = await api.post<{ data: { id: string; webhookUrl: string; webhookSecret: string } }>(
         '/platform/git/bindings',
-        { connectionId: c.body.data.id, repoUrl, branch: 'main', deploymentId },
+        { connectionId: c.body.data.id, repoUrl, branch: 'main', ...target },
       );
       expect(b.status).toBe(201);
       return b.body.data;
@@ -348,6 +351,7 @@ describe('Git bindings', () => {
       commit: string,
     ) => {
       expect([answer.status, answer.body.data?.outcome]).toEqual([202, 'shipped']);
+      expect(answer.body.data!.releases).toEqual([{ deploymentId, commandId: expect.any(String) }]);
       revision += 1;
       expect(await settled(api, deploymentId, answer.body.data!.releases[0]!.commandId)).toMatchObject({
         state: 'succeeded',
@@ -395,15 +399,37 @@ describe('Git bindings', () => {
     const generic = await bind('generic');
     const v4 = await git.addCommit(repo, appFiles('generic'));
     const gnText = JSON.stringify({ ref: 'refs/heads/main', before: head, after: v4 });
-    const gnHeaders = (ts: number) => ({
+    const gnHeaders = (secret: string, text: string, ts: number) => ({
       'x-slipway-event': 'push',
       'x-slipway-delivery': randomUUID(),
       'x-slipway-timestamp': String(ts),
-      'x-slipway-signature': `sha256=${hex(generic.webhookSecret, `${ts}.${gnText}`)}`,
+      'x-slipway-signature': `sha256=${hex(secret, `${ts}.${text}`)}`,
     });
     const now = Math.floor(Date.now() / 1000);
-    expect((await deliver(generic.webhookUrl, gnText, gnHeaders(now - 600))).status).toBe(401);
-    await ships(generic, await deliver(generic.webhookUrl, gnText, gnHeaders(now)), 'generic', v4);
+    expect(
+      (await deliver(generic.webhookUrl, gnText, gnHeaders(generic.webhookSecret, gnText, now - 600))).status,
+    ).toBe(401);
+    await ships(
+      generic,
+      await deliver(generic.webhookUrl, gnText, gnHeaders(generic.webhookSecret, gnText, now)),
+      'generic',
+      v4,
+    );
+
+    // A project binding: the push ships to the project's deployments built from the repository (this one).
+    const ofProject = await bind('generic', { projectId });
+    const v5 = await git.addCommit(repo, appFiles('project'));
+    const pjText = JSON.stringify({ ref: 'refs/heads/main', before: v4, after: v5 });
+    await ships(
+      ofProject,
+      await deliver(
+        ofProject.webhookUrl,
+        pjText,
+        gnHeaders(ofProject.webhookSecret, pjText, Math.floor(Date.now() / 1000)),
+      ),
+      'project',
+      v5,
+    );
   });
 
   it('keeps bindings, their deliveries and their connections to their organisation, and refuses bad input', async () => {
@@ -528,6 +554,12 @@ describe('Git bindings', () => {
     });
     // No delivery ID: replays could not be told apart.
     expect((await deliver(pb.body.data.webhookUrl, text, signed)).status).toBe(400);
+    // Refused deliveries are listed up to 20 an hour per binding, so no stranger fills the store.
+    for (let i = 0; i < 22; i++)
+      expect((await deliver(pb.body.data.webhookUrl, text, { 'x-github-event': 'push' })).status).toBe(401);
+    const pbId = new URL(pb.body.data.webhookUrl).pathname.split('/').at(-1)!;
+    const pbListed = await deliveries(a, pbId);
+    expect([pbListed.total, pbListed.deliveries.filter((x) => x.outcome === 'refused').length]).toEqual([21, 20]);
 
     // A push whose redeploy is refused (the deployment was destroyed meanwhile) fails, says why, and is listed so.
     expect((await a.del(`/compat/deployments/${deploymentId}`)).status).toBe(204);
