@@ -85,7 +85,8 @@ export const Organization = z
   .object({
     id: z.string(),
     plan: z.string(),
-    name: fields.name,
+    // As stored: an organisation named by the operator's bootstrap is held to no request's rule.
+    name: z.string().meta({ description: 'The organisation’s name, as tokens and the CLI show it' }),
     defaultVaultEnvironment: fields.defaultVaultEnvironment,
     defaultProvider: fields.defaultProvider,
     allowedProviders: fields.allowedProviders,
