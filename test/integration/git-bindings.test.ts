@@ -1,5 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 
+import { PERMISSIONS } from '@shared/permissions';
+
 import { baseImageEnv } from '../helpers/base-images';
 import { client } from '../helpers/client';
 import { type GitServer, startGitServer } from '../helpers/git-server';
@@ -433,7 +435,8 @@ describe('Git bindings', () => {
   });
 
   it('keeps bindings, their deliveries and their connections to their organisation, and refuses bad input', async () => {
-    const a = client(h, (await h.newOrg('pro')).token);
+    const aOrg = await h.newOrg('pro');
+    const a = client(h, aOrg.token);
     const b = client(h, (await h.newOrg('pro')).token);
     const repoUrl = await git.addRepo(`acme/public-${randomUUID().slice(0, 8)}`, appFiles('p'));
     const d = await a.post<{ data: { deployment: { id: string } } }>('/platform/deployments', {
@@ -560,6 +563,44 @@ describe('Git bindings', () => {
     const pbId = new URL(pb.body.data.webhookUrl).pathname.split('/').at(-1)!;
     const pbListed = await deliveries(a, pbId);
     expect([pbListed.total, pbListed.deliveries.filter((x) => x.outcome === 'refused').length]).toEqual([21, 20]);
+
+    // A developer outside the project: its deployment reads as unknown. Made a developer there, they bind it; made a
+    // viewer there, their binding's pushes fail, for the creator is checked again at each push.
+    const dev = await h.identity.addUser({
+      orgId: aOrg.orgId,
+      email: `dev-${randomUUID()}@example.com`,
+      role: 'developer',
+    });
+    const devApi = client(
+      h,
+      (await h.identity.createToken({ orgId: aOrg.orgId, userId: dev._id, name: 'dev', scopes: [...PERMISSIONS] }))
+        .token,
+    );
+    const inProject = await a.post<{ data: { deployment: { id: string } } }>('/platform/deployments', {
+      name: `p-${randomUUID().slice(0, 6)}`,
+      image: 'slipway-test/none:1',
+      projectId: project.body.data.id,
+    });
+    const devBody = { repoUrl, branch: 'main', deploymentId: inProject.body.data.deployment.id };
+    const outsider = await devApi.post<{ message: string }>('/platform/git/bindings', devBody);
+    expect([outsider.status, outsider.body.message]).toEqual([404, expect.stringMatching(/^No deployment /)]);
+    const members = `/platform/projects/${project.body.data.id}/members`;
+    expect((await a.post(members, { userId: dev._id, role: 'developer' })).status).toBe(200);
+    const devBinding = await devApi.post<{ data: { webhookUrl: string; webhookSecret: string } }>(
+      '/platform/git/bindings',
+      devBody,
+    );
+    expect(devBinding.status).toBe(201);
+    expect((await a.call('PATCH', `${members}/${dev._id}`, { role: 'viewer' })).status).toBe(200);
+    const demoted = await deliver(devBinding.body.data.webhookUrl, text, {
+      'x-hub-signature-256': `sha256=${hex(devBinding.body.data.webhookSecret, text)}`,
+      'x-github-event': 'push',
+      'x-github-delivery': randomUUID(),
+    });
+    expect([demoted.status, demoted.body.message]).toEqual([
+      400,
+      expect.stringMatching(/nothing shipped: the binding’s creator may no longer redeploy here: .*viewer/),
+    ]);
 
     // A push whose redeploy is refused (the deployment was destroyed meanwhile) fails, says why, and is listed so.
     expect((await a.del(`/compat/deployments/${deploymentId}`)).status).toBe(204);

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 
+import { deploymentNotFound } from '@shared/deployments/errors';
 import { AppError } from '@shared/errors';
 
 import { type CanOptions, principalOf } from '../../http/auth';
@@ -38,5 +39,14 @@ export const newBindingProject = (deployments: Pick<DeploymentService, 'get'>): 
         throw err;
       },
     );
+  },
+  // A deployment in a project the caller cannot see reads as an unknown deployment, not as its project.
+  notFound: (req: Request) => {
+    const body = (req.body ?? {}) as { projectId?: unknown; deploymentId?: unknown };
+    return typeof body.projectId !== 'string' && typeof body.deploymentId === 'string'
+      ? deploymentNotFound(body.deploymentId)
+      : new AppError('PROJECT_NOT_FOUND', `No project ${String(body.projectId)} in this organisation.`, {
+          projectId: body.projectId,
+        });
   },
 });
