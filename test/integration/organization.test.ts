@@ -45,6 +45,7 @@ describe('organisation settings', () => {
         RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: '100000',
         RATE_LIMIT_COMPAT_WRITES_PER_HOUR: '100000',
         ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
+        ALLOW_PRIVATE_GIT_HOSTS: 'true',
         SANDBOX_IDLE_S: '1800',
         SANDBOX_SYNC_WAIT_S: '1',
       },
@@ -266,6 +267,19 @@ describe('organisation settings', () => {
       environment: 'DEVELOPMENT',
     });
     expect(named2.body.data.environment).toBe('DEVELOPMENT');
+    // A source deploy naming no vault reads the organisation's default: the STAGING token passes its check.
+    const token = await o.owner.post<Data<{ id: string }>>('/platform/secrets', {
+      name: 'staging-git',
+      value: 'ghp_not-a-real-token',
+      allowedHosts: ['127.0.0.1'],
+    });
+    const fromGit = await o.owner.post<Body>('/compat/deploy/source', {
+      name: 'from-git',
+      repoUrl: 'http://127.0.0.1:9/acme/app.git',
+      gitTokenSecretId: token.body.data.id,
+    });
+    expect([fromGit.status, fromGit.body.error]).toEqual([202, undefined]);
+    expect((await o.owner.del(`/compat/deployments/${fromGit.body.deploymentId as string}`)).status).toBe(204);
     expect(JSON.stringify(await audit(o.owner))).not.toContain('ghp_not-a-real-token');
     expect((await o.owner.del(`/compat/deployments/${allowed.body.deploymentId as string}`)).status).toBe(204);
   });
