@@ -17,6 +17,9 @@ import {
   createStatusFeed,
 } from '@shared/deployments/status-feed';
 import type { DeploymentStore } from '@shared/deployments/store';
+import { createDomainChecker } from '@shared/domains/check';
+import { createDomainStore } from '@shared/domains/store';
+import { createDomainVerifier } from '@shared/domains/verify';
 import { edgeAddressing, edgeRouterFromConfig } from '@shared/edge';
 import { instanceId } from '@shared/instance';
 import type { Redis } from '@shared/redis';
@@ -38,6 +41,8 @@ import { createDatabaseEnvResolver } from './database/env-refs';
 import { createDatabaseSourceActivities } from './database-source';
 import { createDeploymentActivities } from './deployment';
 import type { BuildDeps } from './deployment/build';
+import { createDomainActivities } from './domain';
+import { createDomainDestroyHook } from './domain/destroy';
 import { createMetricsActivities } from './metrics';
 import { createEngineDatabases } from './providers/engine-databases';
 import { createEngineLocal, type EngineLocalDeps } from './providers/engine-local';
@@ -87,6 +92,12 @@ export interface ActivityDeps {
       | 'EDGE_PORT'
       | 'EDGE_BIND_IP'
       | 'EDGE_UPSTREAMS_DIR'
+      | 'EDGE_TLS_PORT'
+      | 'EDGE_TLS_ISSUER'
+      | 'ACME_EMAIL'
+      | 'DNS_RESOLVERS'
+      | 'DNS_TIMEOUT_MS'
+      | 'EDGE_PUBLIC_IPS'
       | 'METRICS_RETENTION_H'
       | 'REDIS_KEY_PREFIX'
       | 'S3_BUCKET'
@@ -151,15 +162,20 @@ export function createActivities(deps: ActivityDeps) {
         createBucketEnvResolver({
           store: bucketStore,
           sealer: createLinkSecretSealer(deps.config.SECRETS_KEY),
-          address: appS3Address(deps.config, createOrgNetworks({ docker: deps.engine.docker, instance, loopbackForward }), (id) =>
-            deps.engine.docker.getNetwork(id).inspect(),
+          address: appS3Address(
+            deps.config,
+            createOrgNetworks({ docker: deps.engine.docker, instance, loopbackForward }),
+            (id) => deps.engine.docker.getNetwork(id).inspect(),
           ),
         }),
       ));
+  const domainStore = deps.db && createDomainStore(deps.db);
   const afterDestroy = databaseStore &&
-    bucketStore && [
+    bucketStore &&
+    domainStore && [
       createDatabaseDestroyHook({ store: databaseStore, destroyIntent: (id) => deps.store.destroyIntent(id) }),
       createBucketDestroyHook({ store: bucketStore, keys: scopedKeys }),
+      createDomainDestroyHook({ store: domainStore, router: edge.router }),
     ];
   return {
     ...createDeploymentActivities({
@@ -260,6 +276,21 @@ export function createActivities(deps: ActivityDeps) {
     // Questions asked of database sources: the model writes SQL, which runs through the same checks as a query.
     ...(deps.db
       ? createDatabaseSourceActivities({ db: deps.db, docker: deps.engine.docker, config: deps.config })
+      : {}),
+    // Custom domains: DNS checks (DNS_RESOLVERS) and their routes on the edge router's TLS server.
+    ...(domainStore
+      ? createDomainActivities({
+          store: domainStore,
+          verifier: createDomainVerifier({
+            store: domainStore,
+            checker: createDomainChecker({
+              resolvers: deps.config.DNS_RESOLVERS,
+              timeoutMs: deps.config.DNS_TIMEOUT_MS,
+              publicIps: deps.config.EDGE_PUBLIC_IPS,
+            }),
+          }),
+          router: edge.router,
+        })
       : {}),
     ...createUploadExpiryActivities({ store: deps.uploads, s3: deps.s3, bucket: deps.config.S3_BUCKET }),
     ...createWebhookDeliveryActivities({ store: deps.sales, allowPrivateTargets: deps.allowPrivateWebhookTargets }),

@@ -140,6 +140,61 @@ const schema = z.object({
     }),
 
   /**
+   * Port of the router's TLS server, where verified custom domains are served with automatic certificates (0: none,
+   * and domains can be verified but not routed). Production uses 443 (ACME's TLS-ALPN challenge needs it).
+   */
+  EDGE_TLS_PORT: z.coerce.number().int().min(0).max(65535).default(8443),
+  /** Who issues custom domains' certificates: `acme` (Let's Encrypt and the like) or Caddy's own local CA. */
+  EDGE_TLS_ISSUER: z.enum(['acme', 'internal']).default('internal'),
+  /** The ACME account's contact address (optional). */
+  ACME_EMAIL: z.email().optional(),
+  /**
+   * The router's public addresses, comma-separated: offered as A/AAAA records for a domain that cannot take a CNAME
+   * (a zone's apex), and accepted as its routing. Empty: only the CNAME is offered.
+   */
+  EDGE_PUBLIC_IPS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.union([z.ipv4(), z.ipv6()]))),
+
+  // Custom domains (api/features/domains, workflows/domain): ownership is a TXT record checked through these.
+  /**
+   * DNS servers the domain checks ask, comma-separated `host:port` (`[v6]:port`, port optional); the system's when
+   * unset. Tests point it at a DNS server of their own.
+   */
+  DNS_RESOLVERS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
+    .pipe(
+      z.array(
+        z.string().regex(/^(?:\[[0-9a-fA-F:.]+\]|[0-9.]+)(?::\d{1,5})?$/, 'an IP address with an optional :port'),
+      ),
+    ),
+  /** How long one DNS question may take before the check says DNS did not answer. */
+  DNS_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3000),
+  /** The verification workflow's first wait between checks; it doubles up to DOMAIN_CHECK_MAX_S. */
+  DOMAIN_CHECK_FIRST_S: z.coerce.number().int().min(1).default(60),
+  DOMAIN_CHECK_MAX_S: z.coerce.number().int().min(1).default(3600),
+  /** How long a domain is checked in the background before it is marked failed (verify starts it again). */
+  DOMAIN_CHECK_WINDOW_H: z.coerce
+    .number()
+    .min(0.001)
+    .max(24 * 30)
+    .default(72),
+
+  /**
    * Where the worker keeps persistent volumes on the engine's host: one preallocated ext4 image per volume, loop-mounted
    * beside it (activities/providers/engine-volumes.ts). The engine must see the same paths, so the worker runs on its
    * host. `npm start` uses .data/volumes.
@@ -172,6 +227,8 @@ const schema = z.object({
    */
   RATE_LIMIT_PLATFORM_REFUSED_PER_15MIN: z.coerce.number().int().min(1).optional(),
   RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: z.coerce.number().int().min(1).default(10),
+  /** Custom domain verifications (POST /platform/domains/{id}/verify, MCP verify_domain) per 5 minutes per user. */
+  RATE_LIMIT_DOMAIN_VERIFY_PER_5MIN: z.coerce.number().int().min(1).default(3),
   /** MCP (/mcp and `slipway mcp`): calls per 5 minutes per token (the interface's default: 300). */
   RATE_LIMIT_MCP_PER_5MIN: z.coerce.number().int().min(1).default(300),
   /** Git webhook deliveries (/hooks) per client address per minute: a forge sends from a few addresses for many repos. */

@@ -93,6 +93,9 @@ const CODES = {
   SIGNATURE_INVALID: { status: 401, compat: 'INVALID_TOKEN' },
   /** A request body past the origin's size limit. */
   PAYLOAD_TOO_LARGE: { status: 413, compat: 'INVALID_REQUEST' },
+  DOMAIN_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  /** A host another organisation has verified: it cannot be claimed or verified here. */
+  HOSTNAME_TAKEN: { status: 409, compat: 'INVALID_REQUEST' },
 } as const satisfies Record<string, { status: number; compat: CompatCode }>;
 
 export type ErrorCode = keyof typeof CODES;

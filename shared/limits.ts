@@ -38,6 +38,7 @@ export function limitRules(
     | 'RATE_LIMIT_ENTITLEMENTS_PER_MIN'
     | 'RATE_LIMIT_MCP_PER_5MIN'
     | 'RATE_LIMIT_HOOKS_PER_MIN'
+    | 'RATE_LIMIT_DOMAIN_VERIFY_PER_5MIN'
   >,
 ) {
   return {
@@ -132,10 +133,10 @@ export function limitRules(
       per: 'address',
       counts: ['webhook delivery', 'webhook deliveries'],
     },
-    /** Custom domain verification: 3 per 5 minutes per user (for the domains API; not mounted yet). */
+    /** Custom domain verification: 3 per 5 minutes per user (POST /platform/domains/{id}/verify, MCP verify_domain). */
     domainVerification: {
       name: 'domain-verification',
-      points: 3,
+      points: cfg.RATE_LIMIT_DOMAIN_VERIFY_PER_5MIN,
       durationS: 300,
       per: 'user',
       counts: ['domain verification', 'domain verifications'],

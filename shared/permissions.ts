@@ -69,6 +69,10 @@ export const PERMISSIONS = [
   'git.read',
   /** Add and remove Git connections and bindings: a binding ships releases of its deployment on every push. */
   'git.manage',
+  /** See custom domains, the DNS records they need and what their last check found. */
+  'domain.read',
+  /** Add, verify and remove custom domains (a verified one is served on the edge router). */
+  'domain.manage',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -110,6 +114,8 @@ export const PROJECT_PERMISSIONS = [
   'database_source.query',
   'git.read',
   'git.manage',
+  'domain.read',
+  'domain.manage',
 ] as const satisfies readonly Permission[];
 
 export type ProjectPermission = (typeof PROJECT_PERMISSIONS)[number];
@@ -136,6 +142,7 @@ const READ: Permission[] = [
   'ticket.read',
   'organization.read',
   'git.read',
+  'domain.read',
 ];
 
 /**
@@ -173,6 +180,7 @@ export const ORG_ROLE_PERMISSIONS: Record<OrgRole, readonly Permission[]> = {
     'database_source.query',
     'ticket.create',
     'git.manage',
+    'domain.manage',
   ],
   // A viewer may hold a token naming any scope; the role still refuses what it cannot do.
   viewer: [...READ, 'token.manage'],
@@ -204,6 +212,8 @@ export const PROJECT_ROLE_PERMISSIONS: Record<ProjectRole, readonly ProjectPermi
     'database_source.query',
     'git.read',
     'git.manage',
+    'domain.read',
+    'domain.manage',
   ],
   viewer: [
     'deployment.read',
@@ -214,6 +224,7 @@ export const PROJECT_ROLE_PERMISSIONS: Record<ProjectRole, readonly ProjectPermi
     'bucket.read',
     'database_source.read',
     'git.read',
+    'domain.read',
   ],
 };
 

@@ -21,6 +21,8 @@ export interface PlanPolicy {
   tickets: { maxPerDay: number };
   /** Git connections and bindings the organisation may keep. */
   git: { maxConnections: number; maxBindings: number };
+  /** Custom domains the organisation may hold (pending, verified or failed alike). */
+  domains: { maxCount: number };
 }
 
 export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
@@ -35,6 +37,7 @@ export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
     databaseSources: { maxCount: 3 },
     tickets: { maxPerDay: 10 },
     git: { maxConnections: 3, maxBindings: 5 },
+    domains: { maxCount: 2 },
   },
   pro: {
     providers: ['engine_local', 'cloud_a_run', 'cloud_b_container_apps', 'cloud_c_ecs_fargate'],
@@ -47,6 +50,7 @@ export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
     databaseSources: { maxCount: 50 },
     tickets: { maxPerDay: 50 },
     git: { maxConnections: 20, maxBindings: 100 },
+    domains: { maxCount: 20 },
   },
   enterprise: {
     providers: ['engine_local', 'cloud_a_run', 'cloud_b_container_apps', 'cloud_c_ecs_fargate'],
@@ -59,5 +63,6 @@ export const PLAN_POLICIES: Record<Plan, PlanPolicy> = {
     databaseSources: { maxCount: 500 },
     tickets: { maxPerDay: 200 },
     git: { maxConnections: 200, maxBindings: 1000 },
+    domains: { maxCount: 200 },
   },
 };

@@ -10,6 +10,7 @@ export * from './database/scheduled';
 export * from './database/workflow';
 export * from './database-source/workflow';
 export * from './deployment/workflow';
+export * from './domain/workflow';
 export * from './metrics/workflow';
 export * from './reconcile/workflow';
 export * from './sandbox/workflow';

@@ -5,6 +5,7 @@ import { builderFeature } from './builder';
 import { databaseSourcesFeature } from './database-sources';
 import { databasesFeature } from './databases';
 import { deploymentsFeature } from './deployments';
+import { domainsFeature } from './domains';
 import { featureList } from './feature';
 import { gitFeature } from './git';
 import { organizationFeature } from './organization';
@@ -38,4 +39,5 @@ export const FEATURES = featureList()
   .add(databaseSourcesFeature)
   .add(organizationFeature)
   .add(ticketsFeature)
-  .add(gitFeature);
+  .add(gitFeature)
+  .add(domainsFeature);

@@ -20,6 +20,8 @@ export interface CaddyOptions {
   httpPort: number;
   /** Address the deployments' traffic is served on (EDGE_BIND_IP). */
   bindIp: string;
+  /** The TLS server of custom domains, certificates from Caddy's local CA (its root under <dir>/storage/pki). */
+  tlsPort?: number;
   signal?: AbortSignal;
 }
 
@@ -40,7 +42,12 @@ export async function startCaddy(opts: CaddyOptions): Promise<{ proc: Managed; a
   };
   await fs.writeFile(configFile, `${JSON.stringify(config, null, 2)}\n`);
   const env = { ...process.env, XDG_DATA_HOME: opts.dir, XDG_CONFIG_HOME: opts.dir, HOME: opts.dir };
-  const router = createEdgeRouter({ adminUrl, listen: [hostPort(opts.bindIp, opts.httpPort)], timeoutMs: 2000 });
+  const router = createEdgeRouter({
+    adminUrl,
+    listen: [hostPort(opts.bindIp, opts.httpPort)],
+    timeoutMs: 2000,
+    ...(opts.tlsPort ? { tls: { listen: [hostPort(opts.bindIp, opts.tlsPort)], issuer: 'internal' as const } } : {}),
+  });
   const proc = await startServer(
     'the edge router (Caddy)',
     ['caddy', opts.binary, ['run', '--config', configFile], { logFile: path.join(opts.dir, 'caddy.log'), env }],
@@ -69,13 +76,14 @@ export const edge: Part = {
     const wanted = {
       http: { port: 8088, part: 'the edge router', variable: 'EDGE_PORT' },
       admin: { port: 2019, part: "the edge router's admin API", variable: 'SLIPWAY_EDGE_ADMIN_PORT' },
+      tls: { port: 8443, part: "the edge router's HTTPS for custom domains", variable: 'EDGE_TLS_PORT' },
     };
-    let http: number, admin: number;
-    if (ctx.ports === 'free') [http, admin] = [await freePort(), await freePort()];
+    let http: number, admin: number, tls: number;
+    if (ctx.ports === 'free') [http, admin, tls] = [await freePort(), await freePort(), await freePort()];
     else {
       const claims = Object.values(wanted).map((c) => ({ ...c, port: configuredPort(c.variable, c.port) }));
       await ensurePortsFree(claims);
-      [http, admin] = claims.map((c) => c.port) as [number, number];
+      [http, admin, tls] = claims.map((c) => c.port) as [number, number, number];
     }
     ctx.progress('looking for caddy in the tool cache');
     const { binary } = await ensureTool('caddy', { signal: ctx.signal, progress: ctx.progress });
@@ -89,6 +97,7 @@ export const edge: Part = {
       adminPort: admin,
       httpPort: http,
       bindIp,
+      tlsPort: tls,
       signal: ctx.signal,
     });
     const domain = process.env.EDGE_DOMAIN || 'localhost';
@@ -96,8 +105,17 @@ export const edge: Part = {
     // (shared/edge/upstream-files.ts), so a release switch is a file written, not a config reload.
     const upstreams = process.env.EDGE_UPSTREAMS_DIR ?? path.join(dir, 'upstreams');
     return {
-      env: { EDGE_ADMIN_URL: adminUrl, EDGE_PORT: String(http), EDGE_UPSTREAMS_DIR: upstreams },
-      urls: { Deployments: `http://<name>-<id>.${domain}:${http}` },
+      env: {
+        EDGE_ADMIN_URL: adminUrl,
+        EDGE_PORT: String(http),
+        EDGE_UPSTREAMS_DIR: upstreams,
+        EDGE_TLS_PORT: String(tls),
+        EDGE_TLS_ISSUER: 'internal',
+      },
+      urls: {
+        Deployments: `http://<name>-<id>.${domain}:${http}`,
+        'Custom domains': `https://<your domain>:${tls} (local CA root: ${path.join(dir, 'storage', 'pki', 'authorities', 'local', 'root.crt')})`,
+      },
       started: [proc],
       external: false,
     };

@@ -1,6 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 
 import { createAdminClient, duplicateId, EdgeHostTakenError, EdgeRouterError } from './admin';
+import type { EdgeTls } from './domain-routes';
+import { createDomainRouter } from './domains';
 import {
   checkHost,
   checkUpstreams,
@@ -33,6 +35,10 @@ export interface EdgeRouterDeps {
    * switch, a stop or a start changes no config. Without one, upstreams are in the config and each change reloads it.
    */
   upstreamsDir?: string;
+  /** A TLS server for custom domains (shared/edge/domains.ts); without it domains cannot be routed. */
+  tls?: EdgeTls;
+  /** Name of the TLS server under apps.http.servers. */
+  tlsServerName?: string;
 }
 
 /** A deployment the reconciler knows: its upstreams while it runs, none while it is stopped. */
@@ -65,13 +71,21 @@ export function createEdgeRouter({
   serverName = 'slipway',
   timeoutMs = 10_000,
   upstreamsDir,
+  tls,
+  tlsServerName = 'slipway-tls',
 }: EdgeRouterDeps) {
   const base = adminUrl.replace(/\/+$/, '');
   const serverPath = `/config/apps/http/servers/${encodeURIComponent(serverName)}`;
   const dir = upstreamsDir === undefined ? undefined : checkUpstreamsDir(upstreamsDir);
   const files = dir === undefined ? undefined : createUpstreamFiles(dir);
 
-  const { call, get, refused } = createAdminClient(base, timeoutMs);
+  const admin = createAdminClient(base, timeoutMs);
+  const { call, get, refused } = admin;
+  const domains = createDomainRouter(admin, {
+    httpListen: listen[0]!,
+    serverName: tlsServerName,
+    ...(tls ? { tls } : {}),
+  });
 
   async function routes(): Promise<Record<string, unknown>[]> {
     return (await get<Record<string, unknown>[]>(`${serverPath}/routes`)) ?? [];
@@ -97,6 +111,11 @@ export function createEdgeRouter({
    * other apps and servers of a shared router are untouched. Run at start and after the router restarted empty.
    */
   async function ensureServer(): Promise<void> {
+    await ensureHttpServer();
+    if (tls) await domains.ensureTls();
+  }
+
+  async function ensureHttpServer(): Promise<void> {
     if (await reconcileServer()) return;
     // Caddy's PUT makes the missing levels (apps, http, servers) on the way; 409 is a concurrent ensureServer.
     let answer = await call('PUT', serverPath, serverConfig(listen));
@@ -240,6 +259,7 @@ export function createEdgeRouter({
 
   return {
     ensureServer,
+    ...domains,
     publish,
     showStopped,
 

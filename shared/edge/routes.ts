@@ -217,6 +217,9 @@ export function serverConfig(listen: string[]) {
     listen,
     // Host matchers would otherwise make Caddy fetch certificates and serve TLS on a non-80 port.
     automatic_https: { disable: true },
+    // The TLS server of custom domains passes their requests here (domain-routes.ts): its X-Forwarded-* (the
+    // domain, https) reach the app instead of being replaced by loopback's view.
+    trusted_proxies: { source: 'static', ranges: ['127.0.0.1/32', '::1/128'] },
     routes: [fallbackRoute()],
   });
 }

@@ -97,6 +97,22 @@ REFUSALS_NO_SCHEMA_STATES = [
     ("holds objects; delete them first", "whether the bucket holds objects", "DELETE /platform/buckets/{id}"),
     ("belongs to the link with deployment", "whether the key is a link's", "DELETE /platform/buckets/{id}/credentials/{keyId}"),
     ("a bucket is linked to deployments of its own project", "the projects the bucket and the deployment are in", "POST /platform/buckets/{id}/links"),
+    # Custom domains: a host name's rules beyond its shape (IDNA, each label's length, wildcards, IP literals, public
+    # suffixes, the service's own domain) are shared/domains/hostname.ts's; whether another organisation verified the
+    # host, or this one added it, is the state of the world; verify's DNS answer is the world at the time.
+    ("wildcard domains are not supported", "a wildcard inside a host name, which the pattern would state as a lookahead", "POST /platform/domains"),
+    ("is an IP address; a custom domain is a DNS name", "an IP literal's grammar beside a host name's", "POST /platform/domains"),
+    ("is a single label", "a host name's label count", "POST /platform/domains"),
+    ("hostname is empty", "a host name of spaces only, which the pattern would state as a lookahead", "POST /platform/domains"),
+    ("is a public suffix", "the list of public suffixes", "POST /platform/domains"),
+    ("where the service gives deployments their own addresses", "the service's own domain (EDGE_DOMAIN), configuration", "POST /platform/domains"),
+    ("is not a valid international domain name", "IDNA's rules (UTS #46), which no pattern states", "POST /platform/domains"),
+    ("is not a bare host name", "a host name's characters", "POST /platform/domains"),
+    ("each dot-separated label is 1 to 63", "each label's length", "POST /platform/domains"),
+    ("ends in a numeric label", "a top-level domain's letters", "POST /platform/domains"),
+    ("longer than the 253 characters DNS allows", "the length after punycode", "POST /platform/domains"),
+    ("is verified by another organisation", "whether another organisation verified the host", "POST /platform/domains", "POST /platform/domains/{id}/verify"),
+    ("is already added in this organisation", "whether this organisation added the host before", "POST /platform/domains"),
     # Database sources: a statement's grammar is the safety check's parser's to read (a string to a schema); whether
     # the source answers, and what its database says, is the world at the time of the request.
     ("blocked by a safety check", "whether SQL is one read-only statement is its grammar, which only a parser reads", "POST /platform/database-sources/{id}/query", "POST /platform/database-sources/{id}/ask"),

@@ -41,6 +41,7 @@ interface World {
   newSource(projectId: string): Promise<string>;
   /** A Git binding of the project (a public repository by address: no DNS, no connection). */
   newBinding(projectId: string): Promise<string>;
+  newDomain(projectId: string): Promise<string>;
 }
 /**
  * A real route that needs exactly `permission`, and the status it answers once access is granted (a refusal of the
@@ -257,6 +258,22 @@ const PROBES: Record<Permission, Probe> = {
     }),
     granted: 400,
   },
+  'domain.read': {
+    call: async (w, p) => ({
+      method: 'GET',
+      path: p ? `/platform/domains/${await w.newDomain(w.projectId)}` : '/platform/domains',
+    }),
+    granted: 200,
+  },
+  'domain.manage': {
+    call: async (w, p) => ({
+      method: 'POST',
+      path: '/platform/domains',
+      // A wildcard is refused (400) once access is granted; the deployment decides the project.
+      body: { hostname: '*.example.com', deploymentId: p ? await w.newDeployment(w.projectId) : unknownId },
+    }),
+    granted: 400,
+  },
 };
 
 const grantedOf = (permission: Permission, inProject: boolean) => {
@@ -410,10 +427,19 @@ describe('authorize: the permission table and the behaviour agree, route by rout
       if (r.status !== 201) throw new Error(`creating a Git binding answered ${r.status}: ${JSON.stringify(r.body)}`);
       return r.body.data.id;
     };
+    const newDomain = async (projectId: string) => {
+      const r = await owner.post<{ data: { id: string } }>('/platform/domains', {
+        hostname: `www.d-${randomUUID().slice(0, 8)}.example.com`,
+        deploymentId: await newDeployment(projectId),
+      });
+      if (r.status !== 201) throw new Error(`adding a domain answered ${r.status}: ${JSON.stringify(r.body)}`);
+      return r.body.data.id;
+    };
     w = {
       owner,
       projectId: await newProject(),
       newProject,
+      newDomain,
       newDeployment,
       newVolume,
       newDatabase,

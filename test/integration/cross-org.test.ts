@@ -180,6 +180,13 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
     ).data as Body;
     const bindingId = binding.id as string;
     const webhookSecret = binding.webhookSecret as string;
+    // A custom domain of A's deployment, pending (no DNS answers for it).
+    const domainId = (
+      ok(
+        await a.post<{ data: Body }>('/platform/domains', { hostname: 'www.a-domain.example.com', deploymentId }),
+        'domain',
+      ).data as Body
+    ).id as string;
 
     // The AI builder: a provider, a session with a checkpoint and a share in A's project; B's own project to remix into.
     const builderProjects = createProjectStore(h.db);
@@ -263,6 +270,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       '/platform/databases/{id}/snapshots': randomUUID(),
       '/platform/databases/{id}/links': deploymentId,
       '/platform/buckets': bucketId,
+      '/platform/domains': domainId,
       // A key ID of the right shape: B is refused on the bucket before the key is looked up.
       '/platform/buckets/{id}/credentials': 'SLWAAAAAAAAAAAAAAAAA',
       '/platform/buckets/{id}/links': deploymentId,
@@ -316,6 +324,8 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       // A's project through B's own bucket; A's deployment linked to A's bucket.
       'POST /platform/buckets': { name: 'b-steal', projectId },
       'POST /platform/buckets/{id}/links': { deploymentId },
+      // A's deployment through B's own domain.
+      'POST /platform/domains': { hostname: 'www.b-steal.example.com', deploymentId },
       // A's project and A's database through B's own source; A's source queried, asked and renamed by B.
       'POST /platform/database-sources': { projectId, databaseId, name: 'b-steal' },
       'PATCH /platform/database-sources/{id}': { name: 'b-steal' },
@@ -363,7 +373,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       orgA.userId,
     ];
     aIds.push(providerId, sessionId, checkpointId, slug, volumeId, databaseId, bucketId, sourceId, ticketId);
-    aIds.push(gitSecretId, connectionId, bindingId, webhookSecret);
+    aIds.push(gitSecretId, connectionId, bindingId, webhookSecret, domainId);
 
     const doc = (await (await fetch(`${h.baseUrl}/openapi.json`)).json()) as Doc;
     const swept: string[] = [];
@@ -439,6 +449,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       projectId: bProjectId,
     });
     expect([bConnection.status, JSON.stringify(bConnection.body).includes(webhookSecret)]).toEqual([404, false]);
+    expect((await a.get<Body>(`/platform/domains/${domainId}`)).status).toBe(200);
     expect(
       (await a.get<{ data: { id: string; revokedAt: string | null }[] }>('/platform/tokens')).body.data,
     ).toContainEqual(expect.objectContaining({ id: tokenId, revokedAt: null }));

@@ -8,6 +8,7 @@ import {
 } from '@shared/contracts/database';
 import { SOURCE_QUESTION_WORKFLOW } from '@shared/contracts/database-source';
 import { DEPLOYMENT_WORKFLOW } from '@shared/contracts/deployment';
+import { DOMAIN_WORKFLOW } from '@shared/contracts/domain';
 import { METRICS_WORKFLOWS } from '@shared/contracts/metrics';
 import { RECONCILE_WORKFLOW } from '@shared/contracts/reconcile';
 import { SANDBOX_WORKFLOW } from '@shared/contracts/sandbox';
@@ -24,6 +25,7 @@ import * as bundle from '../../workflows';
  */
 const CONTRACT_NAMES = [
   DEPLOYMENT_WORKFLOW,
+  DOMAIN_WORKFLOW,
   BUILDER_TURN_WORKFLOW,
   BUILDER_GIT_PUSH_WORKFLOW,
   BUILDER_GIT_IMPORT_WORKFLOW,

@@ -37,6 +37,7 @@ describe('the permissions table', () => {
       'ticket.read',
       'organization.read',
       'git.read',
+      'domain.read',
       'token.manage',
     ]);
     // Viewers read tickets and settings; opening, commenting and changing settings are beyond them.
@@ -49,6 +50,8 @@ describe('the permissions table', () => {
     expect(roleAllows('developer', 'git.manage')).toBe(true);
     expect(projectRoleAllows('viewer', 'git.manage')).toBe(false);
     expect(projectRoleAllows('viewer', 'git.read')).toBe(true);
+    expect(roleAllows('viewer', 'domain.manage')).toBe(false);
+    expect(roleAllows('developer', 'domain.manage')).toBe(true);
     expect(roleAllows('viewer', 'database.reveal')).toBe(false);
     // Reading a source's data is more than seeing that it exists.
     expect(roleAllows('viewer', 'database_source.query')).toBe(false);
