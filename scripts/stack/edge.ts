@@ -4,6 +4,7 @@ import path from 'node:path';
 import { request } from 'undici';
 
 import { createEdgeRouter, EdgeRouterError } from '@shared/edge';
+import { pkiApp, tlsAutomation } from '@shared/edge/domain-routes';
 import { hostPort } from '@shared/edge/routes';
 
 import type { Part, PartContext, PartResult } from './part';
@@ -39,13 +40,17 @@ export async function startCaddy(opts: CaddyOptions): Promise<{ proc: Managed; a
     admin: { listen: `127.0.0.1:${opts.adminPort}`, config: { persist: false } },
     storage: { module: 'file_system', root: path.join(opts.dir, 'storage') },
     logging: { logs: { default: { level: 'WARN' } } },
+    // The certificate apps of custom domains from the start: the edge client then finds them as it wants them, and
+    // makes its TLS server with one config change instead of three (each a reload of the whole router).
+    ...(opts.tlsPort ? { apps: { tls: { automation: tlsAutomation({ issuer: 'internal' }) }, pki: pkiApp() } } : {}),
   };
   await fs.writeFile(configFile, `${JSON.stringify(config, null, 2)}\n`);
   const env = { ...process.env, XDG_DATA_HOME: opts.dir, XDG_CONFIG_HOME: opts.dir, HOME: opts.dir };
   const router = createEdgeRouter({
     adminUrl,
     listen: [hostPort(opts.bindIp, opts.httpPort)],
-    timeoutMs: 2000,
+    // A config change on a loaded machine (the first makes the local CA's keys) takes seconds.
+    timeoutMs: 15_000,
     ...(opts.tlsPort ? { tls: { listen: [hostPort(opts.bindIp, opts.tlsPort)], issuer: 'internal' as const } } : {}),
   });
   const proc = await startServer(
