@@ -216,6 +216,16 @@ export function createActivities(deps: ActivityDeps) {
       // Routes and upstream files the router lost are put back from the records and the running instances.
       instances: engine,
       edge,
+      ...(domainStore
+        ? {
+            verifiedDomains: async () =>
+              (await domainStore.verified()).map((d) => ({
+                domainId: d._id,
+                hostname: d.hostname,
+                stableHost: d.stableHost,
+              })),
+          }
+        : {}),
     }),
     ...createMetricsActivities({
       docker: deps.engine.docker,

@@ -31,7 +31,7 @@ export function createReconcileActivities(
     env: Pick<EnvSealer, 'seal'>;
     instance: string;
     graceS: number;
-  } & Pick<Parameters<typeof createRouteReconcileActivities>[0], 'instances' | 'edge'>,
+  } & Pick<Parameters<typeof createRouteReconcileActivities>[0], 'instances' | 'edge' | 'verifiedDomains'>,
 ) {
   const { docker, store } = deps;
   const mine = { label: [`${LABELS.instance}=${deps.instance}`] };

@@ -4,7 +4,7 @@ import type Docker from 'dockerode';
 import { LABELS } from '@shared/constants';
 import type { RoutesRestored } from '@shared/contracts/reconcile';
 import type { DeploymentStore } from '@shared/deployments/store';
-import { deploymentHost, type EdgeRouter, type WantedRoute } from '@shared/edge';
+import { deploymentHost, type EdgeRouter, type WantedDomain, type WantedRoute } from '@shared/edge';
 
 import type { DeploymentProvider } from '../providers/provider';
 
@@ -20,12 +20,21 @@ export function createRouteReconcileActivities(deps: {
   store: Pick<DeploymentStore, 'routing'>;
   instances: Pick<DeploymentProvider, 'listInstances'>;
   instance: string;
-  edge?: { router: Pick<EdgeRouter, 'restore'>; domain: string };
+  edge?: { router: Pick<EdgeRouter, 'restore' | 'restoreDomains'>; domain: string };
+  /** Verified custom domains, whose routes on the TLS server are put back too (a domain's route never changes). */
+  verifiedDomains?: () => Promise<WantedDomain[]>;
 }) {
   return {
     async restoreRoutes(): Promise<RoutesRestored> {
       const restored: RoutesRestored = { routes: 0, files: 0 };
       if (!deps.edge) return restored;
+      if (deps.verifiedDomains) {
+        const domains = await deps.edge.router.restoreDomains(await deps.verifiedDomains());
+        if (domains) {
+          log.warn('reconciler restored custom domain routes the edge router had lost', { domains });
+          restored.domains = domains;
+        }
+      }
       const containers = await deps.docker.listContainers({
         all: true,
         filters: { label: [`${LABELS.instance}=${deps.instance}`, LABELS.deploymentId] },

@@ -29,6 +29,8 @@ export interface ReconcileCounts {
 export interface RoutesRestored {
   routes: number;
   files: number;
+  /** Verified custom domains' routes put back (absent from reports made before domains existed). */
+  domains?: number;
 }
 
 export interface ReconcileReport extends ReconcileCounts {

@@ -208,6 +208,12 @@ describe('custom domains', () => {
       return r.status === 200 && r.body === after.body ? true : undefined;
     }, 'the domain to serve the new release');
 
+    // Stopped, the router's stopped page answers at the domain too; started, the app again.
+    expect((await api.post(`/platform/deployments/${d.id}/stop`)).status).toBe(202);
+    await eventually(async () => ((await httpsGet(host)).status === 503 ? true : undefined), 'the stopped page');
+    expect((await api.post(`/platform/deployments/${d.id}/start`)).status).toBe(202);
+    await eventually(async () => ((await httpsGet(host)).status === 200 ? true : undefined), 'the app again', 120_000);
+
     // Deleted: the route leaves the router; the host is no longer served.
     expect((await api.del(`/platform/domains/${domain.id}`)).status).toBe(200);
     expect((await api.get(`/platform/domains/${domain.id}`)).status).toBe(404);
@@ -299,7 +305,18 @@ describe('custom domains', () => {
     expect(bSame.status).toBe(409);
     // A's domain is served, B's pending record is not.
     await eventually(async () => ((await get(a.api, aClaim.body.data.id)).routed ? true : undefined), 'A routed');
+    await eventually(async () => ((await httpsGet(host)).status === 200 ? true : undefined), 'A served');
+    // Destroying A's deployment takes its domain, its route and its claim: the host is free again.
     await a.api.destroyAndWait(da.id);
+    await eventually(
+      async () => ((await a.api.get(`/platform/domains/${aClaim.body.data.id}`)).status === 404 ? true : undefined),
+      "A's domain to go with its deployment",
+    );
+    const gone = await httpsGet(host).catch((err: Error) => ({ status: 0, body: err.message }));
+    expect(gone.status).not.toBe(200);
+    const bNow = await b.api.post<{ data: Domain }>(`/platform/domains/${bClaim.id}/verify`);
+    expect(bNow.status).toBe(200);
+    expect(bNow.body.data.status).toBe('verified');
     await b.api.destroyAndWait(db.id);
   }, 600_000);
 
