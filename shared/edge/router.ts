@@ -257,9 +257,29 @@ export function createEdgeRouter({
     return done;
   }
 
+  /**
+   * Counting per host (usage, shared/usage/edge-counters.ts): Caddy counts requests and bytes per host a route names
+   * once `apps.http.metrics.per_host` is on. Set only when missing, since every config change reloads the router.
+   */
+  async function ensureHostMetrics(): Promise<void> {
+    const current = await get<Record<string, unknown>>('/config/apps/http/metrics');
+    if (current?.per_host === true) return;
+    const answer = await call('POST', '/config/apps/http/metrics', { ...current, per_host: true });
+    if (answer.status !== 200) throw refused('count requests per host', answer);
+  }
+
+  /** The router's counters in Prometheus' text format, and the name our series carry as `server`. */
+  async function counters(): Promise<{ text: string; server: string }> {
+    const answer = await call('GET', '/metrics');
+    if (answer.status !== 200) throw refused('show its metrics', answer);
+    return { text: answer.body, server: serverName };
+  }
+
   return {
     ensureServer,
     ...domains,
+    ensureHostMetrics,
+    counters,
     publish,
     showStopped,
 
