@@ -27,6 +27,10 @@ import type { SalesStore } from '@shared/sales/store';
 import { createEnvSealer } from '@shared/secrets/deployment-env';
 import type { Vault } from '@shared/secrets/vault';
 import type { UploadStore } from '@shared/uploads/store';
+import { createEdgeReadings } from '@shared/usage/edge-counters';
+import { createEdgeSampler } from '@shared/usage/edge-sampler';
+import { createUsageRecords } from '@shared/usage/hourly';
+import { createUsageSources } from '@shared/usage/sources';
 import { createStorageLedger } from '@shared/usage/storage-ledger';
 import { createVolumeStore } from '@shared/volumes/store';
 
@@ -52,6 +56,7 @@ import { s3ForwardFor } from './providers/host-firewall';
 import { createReconcileActivities } from './reconcile';
 import { createSandboxActivities } from './sandbox';
 import { createUploadExpiryActivities } from './upload-expiry';
+import { createUsageActivities } from './usage';
 import { createVolumeActivities } from './volume';
 import { createWebhookDeliveryActivities } from './webhook-delivery';
 
@@ -99,6 +104,7 @@ export interface ActivityDeps {
       | 'DNS_TIMEOUT_MS'
       | 'EDGE_PUBLIC_IPS'
       | 'METRICS_RETENTION_H'
+      | 'METRICS_SAMPLE_S'
       | 'REDIS_KEY_PREFIX'
       | 'S3_BUCKET'
       | 'ALLOW_PRIVATE_AI_PROVIDERS'
@@ -148,6 +154,7 @@ export function createActivities(deps: ActivityDeps) {
   const volumeStore = deps.db && createVolumeStore(deps.db);
   const databaseStore = deps.db && createDatabaseStore(deps.db);
   const ledger = deps.db && createStorageLedger(deps.db);
+  const edgeReadings = deps.db && createEdgeReadings(deps.db);
   const credentials = createCredentialSealer(deps.config.SECRETS_KEY);
   const bucketStore = deps.db && createBucketStore(deps.db);
   const scopedKeys = scopedKeysFromConfig(deps.config);
@@ -233,7 +240,28 @@ export function createActivities(deps: ActivityDeps) {
       store: deps.store,
       instance,
       retentionH: deps.config.METRICS_RETENTION_H,
+      ...(edgeReadings
+        ? {
+            edge: {
+              sampler: createEdgeSampler({
+                router: edge.router,
+                edge: deps.config.EDGE_ADMIN_URL,
+                readings: edgeReadings,
+              }),
+              readings: edgeReadings,
+            },
+          }
+        : {}),
     }),
+    // Usage per hour, rolled up from the samples and readings above before their sweep.
+    ...(deps.db
+      ? createUsageActivities({
+          records: createUsageRecords(deps.db),
+          sources: createUsageSources(deps.db, { sampleEveryS: deps.config.METRICS_SAMPLE_S }),
+          retentionH: deps.config.METRICS_RETENTION_H,
+          sampleEveryS: deps.config.METRICS_SAMPLE_S,
+        })
+      : {}),
     ...(deps.db
       ? createBuilderTurnActivities({
           db: deps.db,

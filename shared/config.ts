@@ -106,6 +106,8 @@ const schema = z.object({
     .max(24 * 90)
     .default(24),
   METRICS_SWEEP_S: z.coerce.number().int().min(1).default(600),
+  /** Usage roll-up (docs/architecture.md, "Usage"): how often closed hours are rolled into usage records. */
+  USAGE_ROLLUP_S: z.coerce.number().int().min(1).max(3600).default(300),
 
   // Edge router (docs/architecture.md, "Edge router", shared/edge): Caddy driven through its admin API; deployments'
   // stable URLs are http://<name>-<short id>.<EDGE_DOMAIN>:<EDGE_PORT>. `npm start` runs one unless EDGE_ADMIN_URL is

@@ -73,6 +73,8 @@ export const PERMISSIONS = [
   'domain.read',
   /** Add, verify and remove custom domains (a verified one is served on the edge router). */
   'domain.manage',
+  /** See the organisation's usage over a period (CPU, memory, builds, requests, storage, AI tokens). */
+  'usage.read',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -143,6 +145,7 @@ const READ: Permission[] = [
   'organization.read',
   'git.read',
   'domain.read',
+  'usage.read',
 ];
 
 /**

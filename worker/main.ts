@@ -24,6 +24,7 @@ import {
   ensureMetricsSchedules,
   ensureReconcileSchedule,
   ensureUploadExpirySchedule,
+  ensureUsageRollupSchedule,
   ensureWebhookOutboxSchedule,
 } from './schedules';
 import { bundleInChildProcess } from './workflow-bundle';
@@ -97,6 +98,10 @@ async function main() {
     taskQueue: cfg.TEMPORAL_TASK_QUEUE,
     sampleEveryS: cfg.METRICS_SAMPLE_S,
     sweepEveryS: cfg.METRICS_SWEEP_S,
+  });
+  await ensureUsageRollupSchedule(new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE }), {
+    taskQueue: cfg.TEMPORAL_TASK_QUEUE,
+    everyS: cfg.USAGE_ROLLUP_S,
   });
   log.info({ taskQueue: worker.options.taskQueue, instance: instanceId(cfg) }, 'worker polling');
   // Worker.run resolves after SIGINT/SIGTERM once in-flight tasks have drained.

@@ -3,6 +3,7 @@ import { type Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@tem
 import { METRICS_WORKFLOWS, metricsSampleScheduleId, metricsSweepScheduleId } from '@shared/contracts/metrics';
 import { RECONCILE_WORKFLOW, reconcileScheduleId } from '@shared/contracts/reconcile';
 import { UPLOAD_EXPIRY_WORKFLOW, uploadExpiryScheduleId } from '@shared/contracts/upload-expiry';
+import { USAGE_ROLLUP_WORKFLOW, usageRollupScheduleId } from '@shared/contracts/usage';
 import { type OutboxSweepInput, WEBHOOK_WORKFLOWS, webhookOutboxScheduleId } from '@shared/contracts/webhook-delivery';
 
 interface IntervalSchedule {
@@ -106,3 +107,15 @@ export async function ensureMetricsSchedules(
   });
   return { sample, sweep };
 }
+
+/**
+ * The usage roll-up (workflows/usage/workflow.ts): closed hours into immutable usage records, well inside the metrics
+ * retention, so the sweep never removes what an hour is made of before it is rolled up.
+ */
+export const ensureUsageRollupSchedule = (client: Client, opts: { taskQueue: string; everyS: number }) =>
+  ensureIntervalSchedule(client, {
+    scheduleId: usageRollupScheduleId(opts.taskQueue),
+    workflowType: USAGE_ROLLUP_WORKFLOW,
+    ...opts,
+    purpose: 'Rolls closed hours of usage into immutable usage records before their samples are swept',
+  });

@@ -15,5 +15,6 @@ export * from './metrics/workflow';
 export * from './reconcile/workflow';
 export * from './sandbox/workflow';
 export * from './upload-expiry/workflow';
+export * from './usage/workflow';
 export * from './volume/workflow';
 export * from './webhook-delivery/workflow';

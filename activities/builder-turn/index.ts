@@ -9,6 +9,7 @@ import { createTurnFeed } from '@shared/builder/ids';
 import { createBuilderStore } from '@shared/builder/store';
 import type { Config } from '@shared/config';
 import type { Redis } from '@shared/redis';
+import { createAiUsage } from '@shared/usage/ai-usage';
 
 import { createTurnActivities, type TurnActivityDeps } from './turn';
 
@@ -41,6 +42,7 @@ export function createBuilderTurnActivities(deps: {
       allowPrivate: deps.config.ALLOW_PRIVATE_AI_PROVIDERS,
     }),
     ai: createAiClient(aiClientOptionsFrom(deps.config)),
+    usage: createAiUsage(deps.db),
     ...(deps.redis ? { feed: createTurnFeed(deps.redis, deps.config.REDIS_KEY_PREFIX) } : {}),
     ...(deps.onCheckpoint ? { onCheckpoint: deps.onCheckpoint } : {}),
   });

@@ -10,6 +10,7 @@ import type { BuilderStore } from '@shared/builder/store';
 import type { CheckpointRecord, Manifest, TurnEventType } from '@shared/builder/types';
 import type { TurnChanges, TurnError, TurnInput, TurnResult } from '@shared/contracts/builder-turn';
 import { AppError } from '@shared/errors';
+import type { AiUsage } from '@shared/usage/ai-usage';
 
 import { HISTORY_MESSAGES, systemPrompt } from './prompt';
 import { runTools, TOOLS } from './tools';
@@ -20,6 +21,8 @@ export interface TurnActivityDeps {
   aiProviders: Pick<AiProviders, 'credentials'>;
   ai: Pick<AiClient, 'streamChat'>;
   feed?: Pick<TurnFeed, 'publish'>;
+  /** Where each model step's tokens are kept for usage (shared/usage/ai-usage.ts). */
+  usage?: Pick<AiUsage, 'record'>;
   /**
    * Called after a turn made its checkpoint and before turn.completed, with the turn's event writer: the sandbox's
    * sync plugs in here and emits `sandbox.synced` (bounded by the caller; the turn ends whatever it does).
@@ -148,6 +151,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       try {
         const toolCalls = [];
         let stop = '';
+        let tokens: { inputTokens: number; outputTokens: number } | undefined;
         for await (const event of deps.ai.streamChat({
           ...creds,
           model: turn.model,
@@ -168,9 +172,24 @@ export function createTurnActivities(deps: TurnActivityDeps) {
             toolCalls.push(event.call);
           } else if (event.type === 'stop') {
             stop = event.reason;
+          } else if (event.type === 'usage') {
+            tokens = { inputTokens: event.inputTokens, outputTokens: event.outputTokens };
           }
         }
         await flush();
+        if (tokens && deps.usage) {
+          const session = await store.getSession(turn.orgId, turn.sessionId);
+          // One entry per step: the activity's ID is the step's, the same on a retried attempt.
+          await deps.usage.record({
+            _id: `${turn.turnId}:${Context.current().info.activityId}`,
+            orgId: turn.orgId,
+            projectId: session?.projectId ?? null,
+            sessionId: turn.sessionId,
+            turnId: turn.turnId,
+            ...tokens,
+            at: new Date(),
+          });
+        }
         const ran = await runTools(toolCalls, {
           orgId: turn.orgId,
           files,

@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import type Docker from 'dockerode';
 
 import { LABELS } from '@shared/constants';
@@ -5,6 +6,8 @@ import type { SampleReport, SweepReport } from '@shared/contracts/metrics';
 import type { MetricsSample, MetricsStore } from '@shared/deployments/metrics-store';
 import type { DeploymentStore } from '@shared/deployments/store';
 import { type EngineStats, metricsFrom } from '@shared/engine/observe';
+import type { EdgeReadings } from '@shared/usage/edge-counters';
+import type { EdgeSampler } from '@shared/usage/edge-sampler';
 
 /** Stats reads at once: each takes the engine about a second (it waits for a second CPU sample). */
 const CONCURRENCY = 8;
@@ -34,10 +37,17 @@ export function createMetricsActivities(deps: {
   store: Pick<DeploymentStore, 'lifecycle'>;
   instance: string;
   retentionH: number;
+  /** The edge router's per-host counters (usage), read on the same schedule and swept with the samples. */
+  edge?: { sampler: Pick<EdgeSampler, 'sample'>; readings: Pick<EdgeReadings, 'sweep'> };
 }) {
   const { docker } = deps;
   return {
     async sampleMetrics(): Promise<SampleReport> {
+      // A router that does not answer costs its reading only, never the instances' samples.
+      const edge = deps.edge?.sampler.sample().catch((err: unknown) => {
+        Context.current().log.warn('the edge router counters were not read', { error: String(err) });
+        return undefined;
+      });
       const containers = await docker.listContainers({
         filters: {
           label: [`${LABELS.instance}=${deps.instance}`, LABELS.deploymentId],
@@ -79,12 +89,19 @@ export function createMetricsActivities(deps: {
       });
       const recorded = samples.filter((s) => s !== undefined);
       await deps.metrics.insert(recorded);
-      return { deployments: new Set(recorded.map((s) => s.deploymentId)).size, instances: recorded.length };
+      const hosts = await edge;
+      return {
+        deployments: new Set(recorded.map((s) => s.deploymentId)).size,
+        instances: recorded.length,
+        ...(hosts === undefined ? {} : { hosts }),
+      };
     },
 
     /** The embedded store has no TTL index: samples past METRICS_RETENTION_H are deleted here. */
     async sweepMetrics(): Promise<SweepReport> {
-      return { removed: await deps.metrics.sweep(new Date(Date.now() - deps.retentionH * 3600 * 1000)) };
+      const before = new Date(Date.now() - deps.retentionH * 3600 * 1000);
+      const removed = await deps.metrics.sweep(before);
+      return { removed: removed + ((await deps.edge?.readings.sweep(before)) ?? 0) };
     },
   };
 }

@@ -15,6 +15,7 @@ import { secretsFeature } from './secrets';
 import { ticketsFeature } from './tickets';
 import { tokensFeature } from './tokens';
 import { uploadsFeature } from './uploads';
+import { usageFeature } from './usage';
 import { usersFeature } from './users';
 import { volumesFeature } from './volumes';
 
@@ -40,4 +41,5 @@ export const FEATURES = featureList()
   .add(organizationFeature)
   .add(ticketsFeature)
   .add(gitFeature)
-  .add(domainsFeature);
+  .add(domainsFeature)
+  .add(usageFeature);

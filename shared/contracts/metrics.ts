@@ -15,6 +15,8 @@ export const metricsSweepScheduleId = (taskQueue: string) => `metrics-sweep/${ta
 export interface SampleReport {
   deployments: number;
   instances: number;
+  /** Hosts of ours in the edge router's reading, when it was read. */
+  hosts?: number;
 }
 
 export interface SweepReport {

@@ -78,6 +78,39 @@ export function createBucketUsage(db: Db, s3: S3Client) {
       return { ...m, measuredAt: now };
     },
 
+    /**
+     * The bucket holds nothing from `now`: recorded when it is deleted, so usage over a period stops counting its
+     * last measured bytes there.
+     */
+    async emptied(bucket: Pick<BucketRecord, '_id' | 'orgId' | 'projectId'>, now = new Date()): Promise<void> {
+      const sample: BucketUsageSample = {
+        _id: `${bucket._id}:${now.getTime()}`,
+        orgId: bucket.orgId,
+        projectId: bucket.projectId,
+        bucketId: bucket._id,
+        objects: 0,
+        bytes: 0,
+        partial: false,
+        at: now,
+      };
+      await guard('bucketUsage.emptied', () => samples.insertOne(sample)).catch((err: unknown) => {
+        // A measurement at the same millisecond: the bucket was being emptied, and the next sample is none.
+        if (!isDuplicateKey(err)) throw err;
+      });
+    },
+
+    /**
+     * The organisation's samples before `to`, oldest first: each holds until its bucket's next one, so a period's
+     * bytes start from the last sample before it.
+     */
+    samplesBefore: (orgId: string, to: Date) =>
+      guard('bucketUsage.samplesBefore', () =>
+        samples
+          .find({ orgId, at: { $lt: to } })
+          .sort({ at: 1, _id: 1 })
+          .toArray(),
+      ),
+
     /** The organisation's samples in [from, to), oldest first: for usage over a period. */
     samplesBetween: (orgId: string, from: Date, to: Date) =>
       guard('bucketUsage.samplesBetween', () =>

@@ -117,6 +117,7 @@ const PROBES: Record<Permission, Probe> = {
   },
   'user.manage': { call: async () => ({ method: 'GET', path: '/platform/users' }), granted: 200 },
   'audit.read': { call: async () => ({ method: 'GET', path: '/platform/audit' }), granted: 200 },
+  'usage.read': { call: async () => ({ method: 'GET', path: '/platform/usage' }), granted: 200 },
   'ai_provider.manage': { call: async () => ({ method: 'GET', path: '/platform/ai-providers' }), granted: 200 },
   'volume.read': {
     call: async (w, p) => ({

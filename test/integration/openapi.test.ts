@@ -141,6 +141,7 @@ describe('OpenAPI document', () => {
         'GET /platform/domains/{id}',
         'DELETE /platform/domains/{id}',
         'POST /platform/domains/{id}/verify',
+        'GET /platform/usage',
         'PATCH /platform/users/{id}',
         'GET /platform/deployments',
         'POST /platform/deployments',

@@ -13,6 +13,7 @@ import { METRICS_WORKFLOWS } from '@shared/contracts/metrics';
 import { RECONCILE_WORKFLOW } from '@shared/contracts/reconcile';
 import { SANDBOX_WORKFLOW } from '@shared/contracts/sandbox';
 import { UPLOAD_EXPIRY_WORKFLOW } from '@shared/contracts/upload-expiry';
+import { USAGE_ROLLUP_WORKFLOW } from '@shared/contracts/usage';
 import { VOLUME_WORKFLOW } from '@shared/contracts/volume';
 import { WEBHOOK_WORKFLOWS } from '@shared/contracts/webhook-delivery';
 
@@ -32,6 +33,7 @@ const CONTRACT_NAMES = [
   SANDBOX_WORKFLOW,
   RECONCILE_WORKFLOW,
   UPLOAD_EXPIRY_WORKFLOW,
+  USAGE_ROLLUP_WORKFLOW,
   VOLUME_WORKFLOW,
   DATABASE_WORKFLOW,
   SOURCE_QUESTION_WORKFLOW,

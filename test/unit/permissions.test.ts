@@ -38,6 +38,7 @@ describe('the permissions table', () => {
       'organization.read',
       'git.read',
       'domain.read',
+      'usage.read',
       'token.manage',
     ]);
     // Viewers read tickets and settings; opening, commenting and changing settings are beyond them.
@@ -52,6 +53,9 @@ describe('the permissions table', () => {
     expect(projectRoleAllows('viewer', 'git.read')).toBe(true);
     expect(roleAllows('viewer', 'domain.manage')).toBe(false);
     expect(roleAllows('developer', 'domain.manage')).toBe(true);
+    // Usage is the organisation's as a whole: anyone in it may read it.
+    for (const role of ['owner', 'admin', 'developer', 'viewer'] as const)
+      expect(roleAllows(role, 'usage.read')).toBe(true);
     expect(roleAllows('viewer', 'database.reveal')).toBe(false);
     // Reading a source's data is more than seeing that it exists.
     expect(roleAllows('viewer', 'database_source.query')).toBe(false);

@@ -28,7 +28,7 @@ import type { BucketDeploymentHooks } from './hooks';
 
 export interface BucketServiceDeps {
   store: BucketStore;
-  usage: Pick<BucketUsageStore, 'current'>;
+  usage: Pick<BucketUsageStore, 'current' | 'emptied'>;
   /** The store with the service's own (root) credentials: only this service ever holds them. */
   s3: S3Client;
   keys: ScopedKeys;
@@ -257,6 +257,7 @@ export function createBucketService(deps: BucketServiceDeps) {
         if (code === 'BucketNotEmpty') throw notEmpty();
         if (code !== 'NoSuchBucket') throw err;
       }
+      await deps.usage.emptied(b);
       await store.remove(b._id);
       return b;
     },

@@ -1,0 +1,41 @@
+import type { EdgeRoute, EdgeRouter } from '../edge';
+import { type EdgeReadings, parseCaddyMetrics } from './edge-counters';
+
+/**
+ * Which deployment a host belongs to, from the routes the router holds now: each deployment's route names its stable
+ * host. Other kinds of route that name hosts (a custom domain) add their owners here.
+ */
+export function hostOwners(routes: readonly Pick<EdgeRoute, 'deploymentId' | 'host'>[]): Map<string, string> {
+  return new Map(routes.map((r) => [r.host, r.deploymentId]));
+}
+
+/**
+ * One reading of the router's per-host counters, stored as read (run by the metrics schedule, beside the instances'
+ * samples). The owners are read first: a host whose route is added between the two reads counts for nobody until
+ * the next reading names it.
+ */
+export function createEdgeSampler(deps: {
+  router: Pick<EdgeRouter, 'ensureHostMetrics' | 'counters' | 'list'>;
+  /** The router's identity in readings: its admin address. */
+  edge: string;
+  readings: Pick<EdgeReadings, 'insert'>;
+}) {
+  return {
+    async sample(at = new Date()): Promise<number> {
+      await deps.router.ensureHostMetrics();
+      const owners = hostOwners(await deps.router.list());
+      const { text, server } = await deps.router.counters();
+      const { epoch, hosts } = parseCaddyMetrics(text, server);
+      await deps.readings.insert({
+        _id: `${deps.edge}|${at.getTime()}`,
+        edge: deps.edge,
+        at,
+        epoch,
+        hosts: [...hosts].map(([host, c]) => ({ host, deploymentId: owners.get(host) ?? null, ...c })),
+      });
+      return hosts.size;
+    },
+  };
+}
+
+export type EdgeSampler = ReturnType<typeof createEdgeSampler>;
