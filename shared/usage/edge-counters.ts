@@ -49,11 +49,13 @@ function labelsOf(text: string): Map<string, string> {
 }
 
 /**
- * The three per-host series of one server (ours, by its name under apps.http.servers) and the process start time,
- * from Caddy's `/metrics` text; every other line is skipped. Hosts Caddy groups as `_other` (no route names them) are
- * left out: they belong to no deployment. Caddy counts a request once per handler of the route's own list, not the
- * handlers nested in a `subroute`, and each of our routes has exactly one (a proxy, or a subroute holding the proxy
- * and the stopped page), so the series of a host add up to its requests whatever handler they name.
+ * The three per-host series of one server (ours, by its name under apps.http.servers) and the epoch, from Caddy's
+ * `/metrics` text; every other line is skipped. The host label is the Host header as sent, with the port when the
+ * router listens on another than 80 or 443: the port is dropped, so `web-x.localhost:8088` and `web-x.localhost` are
+ * one host. Caddy's `_other` (hosts it does not count one by one) is left out: it belongs to no deployment. Caddy
+ * counts a request once per handler of the route's own list, not the handlers nested in a `subroute`, and each of our
+ * routes has exactly one (a proxy, or a subroute holding the proxy and the stopped page), so the series of a host add
+ * up to its requests whatever handler they name.
  */
 export function parseCaddyMetrics(text: string, serverName: string): ScrapedCounters {
   const hosts = new Map<string, HostCounters>();
@@ -69,7 +71,7 @@ export function parseCaddyMetrics(text: string, serverName: string): ScrapedCoun
     if (!m || !(m[1]! in SERIES)) continue;
     const field = SERIES[m[1] as keyof typeof SERIES];
     const labels = labelsOf(m[2]!);
-    const host = labels.get('host');
+    const host = labels.get('host')?.replace(/:\d+$/, '');
     if (labels.get('server') !== serverName || !host || host === '_other') continue;
     const value = Number(m[3]);
     if (!Number.isFinite(value)) continue;

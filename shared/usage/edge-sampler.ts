@@ -11,8 +11,8 @@ export function hostOwners(routes: readonly Pick<EdgeRoute, 'deploymentId' | 'ho
 
 /**
  * One reading of the router's per-host counters, stored as read (run by the metrics schedule, beside the instances'
- * samples). The owners are read first: a host whose route is added between the two reads counts for nobody until
- * the next reading names it.
+ * samples), for the hosts of our routes. The owners are read first: a host whose route is added between the two reads
+ * is left out of this reading, and its counters are counted whole by the next.
  */
 export function createEdgeSampler(deps: {
   router: Pick<EdgeRouter, 'ensureHostMetrics' | 'counters' | 'list'>;
@@ -31,9 +31,13 @@ export function createEdgeSampler(deps: {
         edge: deps.edge,
         at,
         epoch,
-        hosts: [...hosts].map(([host, c]) => ({ host, deploymentId: owners.get(host) ?? null, ...c })),
+        // Only our deployments' hosts are kept: any client can make the router count a Host header of its choosing.
+        hosts: [...hosts].flatMap(([host, c]) => {
+          const deploymentId = owners.get(host);
+          return deploymentId ? [{ host, deploymentId, ...c }] : [];
+        }),
       });
-      return hosts.size;
+      return owners.size;
     },
   };
 }

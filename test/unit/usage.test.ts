@@ -9,25 +9,35 @@ import { hostOwners } from '@shared/usage/edge-sampler';
 import { buildIntervals, hourRecords } from '@shared/usage/hourly';
 import { bucketByteHours } from '@shared/usage/storage-usage';
 
-/** `/metrics` of Caddy v2.11.9 with per_host on: a subroute route (3 POSTs), a proxy route (2 GETs), an unknown host. */
+/**
+ * `/metrics` of Caddy v2.11.9 with per_host and observe_catchall_hosts on, our server on a port other than 80: a
+ * subroute route (3 POSTs, Host with the port), a proxy route (a GET with the port, one without), an unknown host.
+ */
 const CADDY = fs.readFileSync(path.join(__dirname, '../fixtures/caddy-metrics-per-host.txt'), 'utf8');
 
 const HOUR = new Date('2026-10-05T10:00:00Z');
 const at = (min: number, s = 0) => new Date(HOUR.getTime() + min * 60_000 + s * 1000);
 
 describe('parseCaddyMetrics: the per-host series of our server, from real Caddy output', () => {
-  it('adds up each host of our server, leaving out other servers and hosts no route names', () => {
+  it('adds up each host of our server without its port, leaving out other servers', () => {
     const { hosts, epoch } = parseCaddyMetrics(CADDY, 'slipway');
     expect(Object.fromEntries(hosts)).toEqual({
       // Counted once under the route's subroute, not again under the proxy inside it.
-      'web-abc123.localhost': { requests: 3, requestBytes: 408, responseBytes: 57 },
-      'api-def456.localhost': { requests: 2, requestBytes: 126, responseBytes: 38 },
+      'web-abc123.localhost': { requests: 3, requestBytes: 426, responseBytes: 57 },
+      // With and without the port: one host.
+      'api-def456.localhost': { requests: 2, requestBytes: 132, responseBytes: 38 },
+      // Counted by the router; the sampler keeps only hosts of our routes.
+      'nobody.example': { requests: 1, requestBytes: 62, responseBytes: 47 },
     });
-    expect(epoch).toBe('1.79570829291e+09/1.795708293421902e+09');
+    expect(epoch).toMatch(/^\d\.\d+e\+09\/\d\.\d+e\+09$/);
   });
 
   it('reads another server by its name, and nothing from text without the series', () => {
     expect(parseCaddyMetrics(CADDY, 'upstream').hosts.get('web-abc123.localhost')?.requests).toBe(3);
+    expect(
+      parseCaddyMetrics('caddy_http_requests_total{handler="subroute",host="_other",server="slipway"} 5', 'slipway')
+        .hosts.size,
+    ).toBe(0);
     expect(parseCaddyMetrics('# HELP x\nfoo 1\n', 'slipway')).toEqual({ epoch: null, hosts: new Map() });
   });
 });

@@ -34,7 +34,7 @@ export const UsageQuery = z
 
 const Figure = z
   .object({
-    value: z.number().meta({ description: 'The amount over the period (rounded to 6 decimals)' }),
+    value: z.number().meta({ description: 'The amount over the period (rounded to 9 decimals)' }),
     unit: z.string(),
     limit: z.number().nullable().meta({
       description:

@@ -25,7 +25,8 @@ export const emptyAmounts = (): Amounts => ({
   bucketByteHours: 0,
 });
 
-const round = (v: number) => Math.round(v * 1e6) / 1e6;
+/** Nine decimals: a small instance for a few seconds is a few millionths of a GiB-hour. */
+const round = (v: number) => Math.round(v * 1e9) / 1e9;
 
 /** The figures a client reads: its units, rounded, beside the plan's limit where one is given. */
 export function figuresOf(a: Amounts, limits: Partial<Record<keyof UsageFigures, number>>): UsageFigures {
