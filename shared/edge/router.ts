@@ -3,6 +3,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { createAdminClient, duplicateId, EdgeHostTakenError, EdgeRouterError } from './admin';
 import type { EdgeTls } from './domain-routes';
 import { createDomainRouter } from './domains';
+import { createHostMetrics } from './host-metrics';
 import {
   checkHost,
   checkUpstreams,
@@ -257,35 +258,10 @@ export function createEdgeRouter({
     return done;
   }
 
-  /**
-   * Counting per host (usage, shared/usage/edge-counters.ts): Caddy counts requests and bytes per host once
-   * `apps.http.metrics.per_host` is on, but only hosts its routes name, compared with the Host header as sent. On a
-   * port other than 80 or 443 that header carries the port and never matches, so there every host is counted
-   * (`observe_catchall_hosts`), at the price of a series per Host value a client sends until the next reload. Set
-   * only when it differs, since every config change reloads the router.
-   */
-  async function ensureHostMetrics(): Promise<void> {
-    const current = await get<Record<string, unknown>>('/config/apps/http/metrics');
-    const catchAll = listen.some((l) => !/:(80|443)$/.test(l));
-    if (current?.per_host === true && (current.observe_catchall_hosts === true) === catchAll) return;
-    const { observe_catchall_hosts: _, ...rest } = current ?? {};
-    const wanted = { ...rest, per_host: true, ...(catchAll ? { observe_catchall_hosts: true } : {}) };
-    const answer = await call('POST', '/config/apps/http/metrics', wanted);
-    if (answer.status !== 200) throw refused('count requests per host', answer);
-  }
-
-  /** The router's counters in Prometheus' text format, and the name our series carry as `server`. */
-  async function counters(): Promise<{ text: string; server: string }> {
-    const answer = await call('GET', '/metrics');
-    if (answer.status !== 200) throw refused('show its metrics', answer);
-    return { text: answer.body, server: serverName };
-  }
-
   return {
     ensureServer,
     ...domains,
-    ensureHostMetrics,
-    counters,
+    ...createHostMetrics(admin, { listen, serverName }),
     publish,
     showStopped,
 
