@@ -97,6 +97,10 @@ REFUSALS_NO_SCHEMA_STATES = [
     ("holds objects; delete them first", "whether the bucket holds objects", "DELETE /platform/buckets/{id}"),
     ("belongs to the link with deployment", "whether the key is a link's", "DELETE /platform/buckets/{id}/credentials/{keyId}"),
     ("a bucket is linked to deployments of its own project", "the projects the bucket and the deployment are in", "POST /platform/buckets/{id}/links"),
+    # Usage: a period's dates are compared and measured, which JSON Schema cannot do with two parameters, and a
+    # month's length (no 30 February) is the calendar's.
+    ("is not a real date or instant", "how many days a month has", "GET /platform/usage"),
+    ("is longer than 366 days", "the distance between from and to, two parameters", "GET /platform/usage"),
     # Custom domains: a host name's rules beyond its shape (IDNA, each label's length, wildcards, IP literals, public
     # suffixes, the service's own domain) are shared/domains/hostname.ts's; whether another organisation verified the
     # host, or this one added it, is the state of the world; verify's DNS answer is the world at the time.
