@@ -1,4 +1,5 @@
 import type { Sealed } from '../secrets/box';
+import type { SecretEnvironment } from '../secrets/store';
 
 /** The Git hosts a connection names: each decides the default base URL and the webhook scheme a binding expects. */
 export const GIT_PROVIDERS = ['github', 'gitlab', 'gitea', 'generic'] as const;
@@ -11,6 +12,8 @@ export interface GitConnectionRecord {
   provider: GitProvider;
   baseUrl: string;
   tokenSecretId: string;
+  /** The secret's vault environment: every redeploy a binding asks for reads the token from there. */
+  vaultEnvironment: SecretEnvironment;
   createdBy: string;
   createdAt: Date;
 }

@@ -161,13 +161,13 @@ describe('Git bindings', () => {
   }
 
   /** A private repository, its token in the vault, and a running deployment built from it. */
-  async function deployedRepo(api: Api, projectId?: string) {
+  async function deployedRepo(api: Api, projectId?: string, environment = 'PRODUCTION') {
     const repo = `acme/hooked-${randomUUID().slice(0, 8)}`;
     const repoUrl = await git.addRepo(repo, appFiles('v1'), { private: { token: TOKEN } });
     const secret = await api.post<{ data: { id: string } }>('/platform/secrets', {
       name: `GIT_${randomUUID().slice(0, 6)}`,
       value: TOKEN,
-      environment: 'PRODUCTION',
+      environment,
       allowedHosts: ['127.0.0.1'],
     });
     expect(secret.status).toBe(200);
@@ -177,6 +177,7 @@ describe('Git bindings', () => {
       repoUrl,
       gitTokenSecretId: tokenSecretId,
       port: 8080,
+      vaultEnvironment: environment,
       ...(projectId ? { projectId } : {}),
     });
     expect([r.status, r.body]).toEqual([202, expect.anything()]);
@@ -329,14 +330,15 @@ describe('Git bindings', () => {
     const api = client(h, org.token);
     const project = await api.post<{ data: { id: string } }>('/platform/projects', { name: 'hooked' });
     const projectId = project.body.data.id;
-    const { repo, repoUrl, tokenSecretId, deploymentId, url } = await deployedRepo(api, projectId);
+    // The token in STAGING while the organisation's default is PRODUCTION: each push reads it where the secret is.
+    const { repo, repoUrl, tokenSecretId, deploymentId, url } = await deployedRepo(api, projectId, 'STAGING');
     const bind = async (provider: string, target: Body = { deploymentId }) => {
-      const c = await api.post<{ data: { id: string } }>('/platform/git/connections', {
+      const c = await api.post<{ data: { id: string; vaultEnvironment: string } }>('/platform/git/connections', {
         provider,
         baseUrl: git.url,
         tokenSecretId,
       });
-      expect(c.status).toBe(201);
+      expect([c.status, c.body.data.vaultEnvironment]).toEqual([201, 'STAGING']);
       const b = await api.post<{ data: { id: string; webhookUrl: string; webhookSecret: string } }>(
         '/platform/git/bindings',
         { connectionId: c.body.data.id, repoUrl, branch: 'main', ...target },

@@ -13,6 +13,7 @@ import type { IdentityStore } from '@shared/identity/store';
 import type { Logger } from '@shared/logger';
 import type { Permission } from '@shared/permissions';
 import type { Redis } from '@shared/redis';
+import type { SecretEnvironment } from '@shared/secrets/store';
 
 import type { DeploymentService } from '../deployments/service';
 
@@ -128,11 +129,11 @@ export function createHookReceiver(deps: HookReceiverDeps) {
         reason: `no deployment of project ${binding.projectId} is built from ${binding.repoUrl}; deploy one from it first`,
         releases: [],
       };
-    let gitTokenSecretId: string | undefined;
+    let token: { gitTokenSecretId: string; vaultEnvironment: SecretEnvironment } | undefined;
     if (binding.connectionId) {
       const connection = await store.connections.get(binding.orgId, binding.connectionId);
       if (!connection) return { ...failed('the binding’s connection is gone; make the binding again'), releases: [] };
-      gitTokenSecretId = connection.tokenSecretId;
+      token = { gitTokenSecretId: connection.tokenSecretId, vaultEnvironment: connection.vaultEnvironment };
     }
     const releases: ShippedRelease[] = [];
     const refusals: string[] = [];
@@ -144,7 +145,7 @@ export function createHookReceiver(deps: HookReceiverDeps) {
             repoUrl: binding.repoUrl,
             branch: binding.branch,
             commit,
-            ...(gitTokenSecretId ? { gitTokenSecretId } : {}),
+            ...token,
           },
         });
         releases.push({ deploymentId, commandId: accepted.command.id });

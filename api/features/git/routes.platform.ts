@@ -37,7 +37,7 @@ export function gitRoutes(ctx: Pick<GitContext, 'git' | 'deployments' | 'can' | 
       path: '/git/connections',
       summary: 'Add a Git host and the org secret holding its token (never the token itself)',
       description:
-        'provider decides the default baseUrl (https://github.com, https://gitlab.com, https://gitea.com; generic needs one) and the webhook scheme its bindings expect. The token stays in the vault: tokenSecretId must be an org secret bound to the host (allowedHosts), in the PRODUCTION environment, and naming it needs secret.use. The plan bounds connections (429).',
+        'provider decides the default baseUrl (https://github.com, https://gitlab.com, https://gitea.com; generic needs one) and the webhook scheme its bindings expect. The token stays in the vault: tokenSecretId must be an org secret bound to the host (allowedHosts), in any vault environment (its own is used for every redeploy through the connection), and naming it needs secret.use. The plan bounds connections (429).',
       tags,
       request: { body: CreateConnectionRequest },
       before: [can('git.manage')],

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { DELIVERY_OUTCOMES, GIT_PROVIDERS } from '@shared/git-bindings/types';
+import { SECRET_ENVIRONMENTS } from '@shared/secrets/store';
 
 import { queryInt } from '../../http/fields';
 import { SourceDeployRequest } from '../deployments/schemas';
@@ -25,7 +26,7 @@ export const CreateConnectionRequest = z
       }),
     tokenSecretId: z.string().min(1).max(200).meta({
       description:
-        'An org secret (POST /platform/secrets) holding the host’s access token, bound to its host (allowedHosts); needs secret.use. Slipway stores the ID, never the token',
+        'An org secret (POST /platform/secrets) holding the host’s access token, bound to its host (allowedHosts), in any vault environment (the connection keeps it); needs secret.use. Slipway stores the ID, never the token',
     }),
   })
   .strict()
@@ -37,6 +38,9 @@ export const Connection = z
     provider: z.enum(GIT_PROVIDERS),
     baseUrl: z.string(),
     tokenSecretId: z.string().meta({ description: 'The org secret holding the token (never the token)' }),
+    vaultEnvironment: z.enum(SECRET_ENVIRONMENTS).meta({
+      description: 'The secret’s vault environment: every redeploy through this connection reads the token there',
+    }),
     createdAt: z.iso.datetime(),
   })
   .meta({ id: 'GitConnection' });

@@ -120,8 +120,8 @@ export function createGitService(deps: GitServiceDeps) {
         );
       const refusal = gitSecretRefusal(secret, {
         url: baseUrl,
-        // Redeploys read Git tokens from the PRODUCTION vault environment, as a source deploy does by default.
-        environment: 'PRODUCTION',
+        // The secret's own environment: every redeploy through the connection names it, whatever the org's default.
+        environment: secret.environment,
         allowHttp: deps.config.ALLOW_PRIVATE_GIT_HOSTS,
       });
       if (refusal)
@@ -134,6 +134,7 @@ export function createGitService(deps: GitServiceDeps) {
         provider: body.provider,
         baseUrl,
         tokenSecretId: body.tokenSecretId,
+        vaultEnvironment: secret.environment,
         createdBy: principal.user._id,
         createdAt: new Date(),
       };
@@ -211,7 +212,8 @@ export function createGitService(deps: GitServiceDeps) {
           `repoUrl is on ${originOf(body.repoUrl)}, not on the connection’s host ${connection.baseUrl}; use a repository there or another connection.`,
           { repoUrl: body.repoUrl, connectionId: connection._id },
         );
-      if (connection) await deps.gitSource.secret(principal, connection.tokenSecretId, body.repoUrl, 'PRODUCTION');
+      if (connection)
+        await deps.gitSource.secret(principal, connection.tokenSecretId, body.repoUrl, connection.vaultEnvironment);
       await deps.gitSource.repoUrl(body.repoUrl);
       const secret = newWebhookSecret();
       const _id = randomUUID();

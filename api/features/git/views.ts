@@ -6,6 +6,7 @@ export const connectionView = (c: GitConnectionRecord) => ({
   provider: c.provider,
   baseUrl: c.baseUrl,
   tokenSecretId: c.tokenSecretId,
+  vaultEnvironment: c.vaultEnvironment,
   createdAt: c.createdAt.toISOString(),
 });
 
