@@ -13,6 +13,7 @@ import { createEdgeReadings, type EdgeReading } from '@shared/usage/edge-counter
 import { backupFact, createStorageLedger, volumeFact } from '@shared/usage/storage-ledger';
 import { ensureMetricsSchedules } from '@worker/schedules';
 
+import { openai, startOpenAiDouble } from '../helpers/ai-doubles';
 import { client } from '../helpers/client';
 import { edgeAgent, edgeGet } from '../helpers/edge';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
@@ -102,6 +103,8 @@ describe('GET /platform/usage: usage per organisation from the records the platf
       RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: '100000',
       METRICS_SAMPLE_S: '1',
       DEPLOY_READY_TIMEOUT_S: '60',
+      // The AI builder's provider is a double on loopback.
+      ALLOW_PRIVATE_AI_PROVIDERS: 'true',
     });
     image = await buildFixtureImage(h.docker, 'hello');
   }, 300_000);
@@ -523,4 +526,47 @@ describe('GET /platform/usage: usage per organisation from the records the platf
     await handles.sample.unpause();
     expect((await api.del(`/platform/deployments/${id}`)).status).toBe(204);
   }, 600_000);
+
+  it("counts a builder turn's tokens as its provider reported them, step by step, in the session's project", async () => {
+    const double = await startOpenAiDouble({ models: ['gpt-4o-mini'] });
+    try {
+      const org = await h.newOrgWithProject('pro');
+      const api = client(h, org.token);
+      const hour = Math.floor(Date.now() / HOUR) * HOUR;
+      type Data = { data: { id: string; status?: string } };
+      const provider = await api.post<Data>('/platform/ai-providers', {
+        name: 'double',
+        kind: 'openai_compatible',
+        baseUrl: double.baseUrl,
+        apiKey: double.apiKey,
+        defaultModel: 'gpt-4o-mini',
+      });
+      expect(provider.status).toBe(200);
+      const session = await api.post<Data>('/platform/builder/sessions', {
+        projectId: org.projectId,
+        providerId: provider.body.data.id,
+      });
+      // Two model steps: a tool call, then the answer, each with the usage its provider streams last.
+      double.reply(
+        {
+          stream: openai.toolCalls(
+            [{ id: 'call_1', name: 'write_file', args: ['{"path":"index.html","content":"<h1>Hi</h1>"}'] }],
+            { usage: [120, 30] },
+          ),
+        },
+        { stream: openai.text(['Done.'], { usage: [200, 15] }) },
+      );
+      const turn = await api.post<Data>(`/platform/builder/sessions/${session.body.data.id}/messages`, {
+        content: 'Make a page',
+      });
+      expect([turn.status, turn.body.data.status]).toEqual([200, 'completed']);
+      const window = `from=${new Date(hour).toISOString()}&to=${new Date(hour + 2 * HOUR).toISOString()}`;
+      const r = await api.get<UsageBody>(`/platform/usage?${window}&groupBy=project`);
+      const usage = r.body.data.groups.find((g) => g.key === org.projectId)?.usage;
+      expect([usage?.aiInputTokens.value, usage?.aiOutputTokens.value]).toEqual([320, 45]);
+      expect(r.body.data.total.aiInputTokens.value).toBe(320);
+    } finally {
+      await double.close();
+    }
+  });
 });
