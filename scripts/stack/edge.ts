@@ -84,8 +84,12 @@ export const edge: Part = {
       tls: { port: 8443, part: "the edge router's HTTPS for custom domains", variable: 'EDGE_TLS_PORT' },
     };
     let http: number, admin: number, tls: number;
-    if (ctx.ports === 'free') [http, admin, tls] = [await freePort(), await freePort(), await freePort()];
-    else {
+    if (ctx.ports === 'free') {
+      // Each drawn and released in turn: the system may hand the same one out twice, which two listeners cannot share.
+      const drawn = new Set<number>();
+      while (drawn.size < 3) drawn.add(await freePort());
+      [http, admin, tls] = [...drawn] as [number, number, number];
+    } else {
       const claims = Object.values(wanted).map((c) => ({ ...c, port: configuredPort(c.variable, c.port) }));
       await ensurePortsFree(claims);
       [http, admin, tls] = claims.map((c) => c.port) as [number, number, number];

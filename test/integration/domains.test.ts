@@ -343,6 +343,32 @@ describe('custom domains', () => {
     await b.api.destroyAndWait(db.id);
   }, 600_000);
 
+  it('lets exactly one of two organisations verifying the same host at once have it', async () => {
+    const a = await newOrg();
+    const b = await newOrg();
+    const [da, db] = [await deploy(a.api), await deploy(b.api)];
+    const host = hostname();
+    const claims = await Promise.all([
+      a.api.post<{ data: Domain }>('/platform/domains', { hostname: host, deploymentId: da.id }),
+      b.api.post<{ data: Domain }>('/platform/domains', { hostname: host, deploymentId: db.id }),
+    ]);
+    for (const c of claims) dns.add('TXT', `_slipway-challenge.${host}`, c.body.data.token);
+    const [va, vb] = await Promise.all([
+      a.api.post<{ data: Domain }>(`/platform/domains/${claims[0]!.body.data.id}/verify`),
+      b.api.post<{ data: Domain }>(`/platform/domains/${claims[1]!.body.data.id}/verify`),
+    ]);
+    expect([va.status, vb.status].sort()).toEqual([200, 409]);
+    const winner = va.status === 200 ? va : vb;
+    expect(winner.body.data.status).toBe('verified');
+    const statuses = [
+      (await get(a.api, claims[0]!.body.data.id)).status,
+      (await get(b.api, claims[1]!.body.data.id)).status,
+    ];
+    expect(statuses.sort()).toEqual(['pending', 'verified']);
+    await a.api.destroyAndWait(da.id);
+    await b.api.destroyAndWait(db.id);
+  }, 300_000);
+
   it('limits verification to 3 per 5 minutes per user: the 4th is 429 with Retry-After', async () => {
     const { api } = await newOrg();
     const d = await deploy(api);
