@@ -78,6 +78,18 @@ export function createDomainStore(db: Db) {
     claims: {
       /** The host's verified claim, whoever holds it. */
       get: (hostname: string) => guard('domainClaims.get', () => claims.findOne({ _id: hostname })),
+      /**
+       * The host's claim if its domain still exists. A delete removes the record before the claim, so one that stopped
+       * in between leaves a claim of no domain: it is removed here, which is safe because a domain's id is never
+       * used again.
+       */
+      async live(hostname: string): Promise<DomainClaim | null> {
+        const claim = await guard('domainClaims.get', () => claims.findOne({ _id: hostname }));
+        if (!claim) return null;
+        if (await guard('domains.getAny', () => domains.findOne({ _id: claim.domainId }))) return claim;
+        await guard('domainClaims.removeOrphan', () => claims.deleteOne({ _id: hostname, domainId: claim.domainId }));
+        return null;
+      },
       /** Fails with the driver's 11000 when another claim holds the host. */
       insert: (c: DomainClaim) => guard('domainClaims.insert', () => claims.insertOne(c)),
       /** Removes the domain's own claim only: another domain's claim of the same host is never touched. */

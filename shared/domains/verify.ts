@@ -24,7 +24,7 @@ export function createDomainVerifier(deps: {
 
   return {
     async verify(d: DomainRecord): Promise<{ outcome: VerifyOutcome; check: DomainCheck }> {
-      const held = await store.claims.get(d.hostname);
+      const held = await store.claims.live(d.hostname);
       const findings = await deps.checker.check(d, d.stableHost);
       const check: DomainCheck = { at: new Date(), ...findings };
       if (held?.domainId === d._id) {

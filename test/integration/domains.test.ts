@@ -369,6 +369,31 @@ describe('custom domains', () => {
     await b.api.destroyAndWait(db.id);
   }, 300_000);
 
+  it('frees a host whose claim outlived its domain (a delete that stopped halfway)', async () => {
+    const { api } = await newOrg();
+    const d = await deploy(api);
+    const host = hostname();
+    // What a delete leaves when it stops after removing the record and before the claim.
+    await h.db
+      .collection('domain_claims')
+      .insertOne({
+        _id: host as never,
+        orgId: randomUUID(),
+        domainId: randomUUID(),
+        deploymentId: randomUUID(),
+        at: new Date(),
+      });
+    const claimed = await api.post<{ data: Domain }>('/platform/domains', { hostname: host, deploymentId: d.id });
+    expect(claimed.status).toBe(201);
+    dns.add('TXT', `_slipway-challenge.${host}`, claimed.body.data.token);
+    const verified = await api.post<{ data: Domain }>(`/platform/domains/${claimed.body.data.id}/verify`);
+    expect(verified.body.data.status).toBe('verified');
+    expect(await h.db.collection('domain_claims').findOne({ _id: host as never })).toMatchObject({
+      domainId: claimed.body.data.id,
+    });
+    await api.destroyAndWait(d.id);
+  }, 300_000);
+
   it('limits verification to 3 per 5 minutes per user: the 4th is 429 with Retry-After', async () => {
     const { api } = await newOrg();
     const d = await deploy(api);

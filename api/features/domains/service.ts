@@ -101,7 +101,7 @@ export function createDomainService(deps: DomainServiceDeps) {
       }
       const deployment = await deps.deployments.get(principal, body.deploymentId);
       const orgId = principal.org._id;
-      const claim = await store.claims.get(hostname);
+      const claim = await store.claims.live(hostname);
       if (claim && claim.orgId !== orgId) throw hostnameTaken(hostname);
       const record: DomainRecord = {
         _id: randomUUID(),
