@@ -59,6 +59,9 @@ describe('replay of histories recorded from earlier workflow code', () => {
         'database-restore-new',
         'database-restore-in-place',
         'database-scheduled-backup',
+        'domain-verified-routed',
+        'domain-deleted',
+        'domain-expired',
       ]),
     );
   });
