@@ -374,15 +374,13 @@ describe('custom domains', () => {
     const d = await deploy(api);
     const host = hostname();
     // What a delete leaves when it stops after removing the record and before the claim.
-    await h.db
-      .collection('domain_claims')
-      .insertOne({
-        _id: host as never,
-        orgId: randomUUID(),
-        domainId: randomUUID(),
-        deploymentId: randomUUID(),
-        at: new Date(),
-      });
+    await h.db.collection('domain_claims').insertOne({
+      _id: host as never,
+      orgId: randomUUID(),
+      domainId: randomUUID(),
+      deploymentId: randomUUID(),
+      at: new Date(),
+    });
     const claimed = await api.post<{ data: Domain }>('/platform/domains', { hostname: host, deploymentId: d.id });
     expect(claimed.status).toBe(201);
     dns.add('TXT', `_slipway-challenge.${host}`, claimed.body.data.token);
@@ -408,6 +406,11 @@ describe('custom domains', () => {
     expect(Number(fourth.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(Number(fourth.headers.get('retry-after'))).toBeLessThanOrEqual(300);
     expect(fourth.body.message).toMatch(/3 domain verifications per user per 5 minutes/);
+    // The budget as GET /platform/tokens/current reads it, without spending.
+    const me = await api.get<{ data: { limits: Record<string, { remaining: number; limit: number; per: string }> } }>(
+      '/platform/tokens/current',
+    );
+    expect(me.body.data.limits.domainVerification).toMatchObject({ limit: 3, remaining: 0, per: 'user' });
     await api.destroyAndWait(d.id);
   }, 300_000);
 
@@ -429,6 +432,8 @@ describe('custom domains', () => {
       dns.add('TXT', `_slipway-challenge.${host}`, added.s.domain.token as string);
       const verified = await call('verify_domain', { domainId: id });
       expect(verified.s.domain).toMatchObject({ status: 'verified' });
+      // The same budget as the REST route's, which whoami reads.
+      expect((await call('whoami', {})).s.budgets.domainVerification).toMatchObject({ limit: 3, remaining: 2 });
       const listed = await call('list_domains', { deploymentId: d.id });
       expect(listed.s.domains.map((x: { id: string }) => x.id)).toEqual([id]);
 

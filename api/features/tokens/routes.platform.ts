@@ -25,6 +25,7 @@ const view = (t: TokenRecord) => ({
 const BUDGETS = [
   ['platform', 'token'],
   ['deployCreate', 'user'],
+  ['domainVerification', 'user'],
   ['compatReads', 'org'],
   ['compatWrites', 'org'],
   ['compatUploads', 'org'],

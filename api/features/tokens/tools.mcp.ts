@@ -10,6 +10,7 @@ import type { FeatureContext } from '../feature';
 const BUDGETS = [
   ['mcp', 'token'],
   ['deployCreate', 'user'],
+  ['domainVerification', 'user'],
 ] as const;
 
 const Budget = z.object({
