@@ -244,6 +244,11 @@ describe('custom domains', () => {
       const r = await httpsGet(host).catch((err: Error) => ({ status: 0, body: err.message }));
       return r.status !== 200 ? r : undefined;
     }, 'the domain to stop being served');
+    // Each change is in the audit trail, named by the domain's id.
+    type Ev = { action: string; resource: { id: string | null } };
+    const trail = (await api.get<{ data: { events: Ev[] } }>('/platform/audit?limit=100')).body.data.events;
+    const ours = trail.filter((e) => e.resource.id === domain.id).map((e) => e.action);
+    expect(ours).toEqual(expect.arrayContaining(['domain.create', 'domain.verify', 'domain.delete']));
     await api.destroyAndWait(d.id);
   }, 600_000);
 
