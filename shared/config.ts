@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 
 import { bool, SOURCE_AND_BUILDER_SETTINGS } from './config-builds';
+import { REGION_PATTERN, REGION_RULE } from './deployments/regions';
 import { checkUpstreamsDir } from './edge/routes';
 
 /**
@@ -78,6 +79,11 @@ const schema = z.object({
     .optional(),
   /** Host name put in a running deployment's `url` (where its published port answers). */
   ENGINE_PUBLIC_HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * The region engine_local deployments run in: this server's place, as deploys and the organisation's defaultRegion
+   * name it (shared/deployments/regions.ts). A DNS-label-like token.
+   */
+  ENGINE_REGION: z.string().regex(REGION_PATTERN, REGION_RULE).default('local'),
   /** Host address container ports are published on; 0.0.0.0 exposes deployments beyond this machine. */
   ENGINE_BIND_IP: z.union([z.ipv4(), z.ipv6()]).default('127.0.0.1'),
   /**

@@ -78,6 +78,11 @@ export interface DeploymentRecord {
   origin: 'compat' | 'platform';
   name: string;
   provider: Provider;
+  /**
+   * Where it runs, one of its provider's regions (shared/deployments/regions.ts), fixed at creation. Absent on records
+   * made before deployments kept one: those run on this server's engine, so their region is ENGINE_REGION.
+   */
+  region?: string;
   source: DeploymentSource;
   port: number;
   /**

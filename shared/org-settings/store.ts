@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 
 import { ensureIndexesWithRetry, guard } from '../db/mongo';
-import { defaultSettings, type OrgSettings, type OrgSettingsVersion } from './types';
+import { defaultSettings, type OrgSettings, type OrgSettingsVersion, withDefaults } from './types';
 
 export const settingsVersionId = (orgId: string, version: number) => `${orgId}:${version}`;
 
@@ -31,7 +31,8 @@ export function createOrgSettingsStore(db: Db) {
      * organisation's name is read from its own record.
      */
     async of(orgId: string): Promise<Omit<OrgSettings, 'name'>> {
-      const { name: _, ...rest } = (await latest(orgId))?.settings ?? defaultSettings('');
+      const stored = (await latest(orgId))?.settings;
+      const { name: _, ...rest } = stored ? withDefaults(stored) : defaultSettings('');
       return rest;
     },
   };

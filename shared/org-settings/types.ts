@@ -18,6 +18,11 @@ export interface OrgSettings {
   defaultProvider: Provider | null;
   /** The providers new deployments may use; every provider of the plan when null. */
   allowedProviders: Provider[] | null;
+  /**
+   * The region of a deploy to the default provider that names none; the provider's first region when null. One of
+   * the default provider's regions when set (shared/deployments/regions.ts). Versions written before it existed lack it.
+   */
+  defaultRegion: string | null;
   /** New tokens may not live longer than this; TOKEN_LIFETIME_CEILING_S when null. */
   tokenMaxLifetimeS: number | null;
   /** A builder sandbox nobody synced for this long is stopped; SANDBOX_IDLE_S when null. */
@@ -30,6 +35,7 @@ export const ORG_SETTING_FIELDS: readonly OrgSettingField[] = [
   'defaultVaultEnvironment',
   'defaultProvider',
   'allowedProviders',
+  'defaultRegion',
   'tokenMaxLifetimeS',
   'sandboxIdleS',
 ];
@@ -49,12 +55,18 @@ export interface OrgSettingsVersion {
   at: Date;
 }
 
+/**
+ * A stored version's settings with every field: one written before a field existed reads it as the server's default.
+ */
+export const withDefaults = (stored: OrgSettings): OrgSettings => ({ ...defaultSettings(stored.name), ...stored });
+
 /** An organisation's settings before any change: its name as created, everything else the server's defaults. */
 export const defaultSettings = (name: string): OrgSettings => ({
   name,
   defaultVaultEnvironment: 'PRODUCTION',
   defaultProvider: null,
   allowedProviders: null,
+  defaultRegion: null,
   tokenMaxLifetimeS: null,
   sandboxIdleS: null,
 });

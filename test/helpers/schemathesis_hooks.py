@@ -140,6 +140,12 @@ REFUSALS_NO_SCHEMA_STATES = [
     ("is not among allowedProviders", "defaultProvider against allowedProviders, given or stored", "PATCH /platform/organization"),
     ("maximum token lifetime", "the organisation's stored tokenMaxLifetimeS", "POST /platform/tokens"),
     ("allowed providers", "the organisation's stored allowedProviders", "POST /compat/deploy", "POST /compat/deploy/source", "POST /platform/deployments"),
+    # Regions: which a provider has is this server's (ENGINE_REGION; cloud providers none yet), and the default region
+    # is checked against the default provider, given in the same request or stored.
+    ("must be a region of the default provider", "the default provider's regions, given or stored, on this server", "PATCH /platform/organization"),
+    ("does not have the organisation's defaultRegion", "the stored defaultRegion against the default provider given", "PATCH /platform/organization"),
+    ("on this server; its regions", "the provider's regions are this server's ENGINE_REGION", "POST /compat/deploy", "POST /compat/deploy/source", "POST /platform/deployments"),
+    ("The organisation's defaultRegion", "the organisation's stored defaultRegion", "POST /compat/deploy", "POST /compat/deploy/source", "POST /platform/deployments"),
     # Git connections and bindings: the stored connection, its secret and the server's Git host rules decide.
     ("A generic connection needs baseUrl", "a field required for one value of another (provider generic)", "POST /platform/git/connections"),
     ("baseUrl must be https://", "whether http:// is allowed is the server's ALLOW_PRIVATE_GIT_HOSTS", "POST /platform/git/connections"),
@@ -153,7 +159,7 @@ REFUSALS_NO_SCHEMA_STATES = [
 
 # What a fuzzed PATCH /platform/organization may set that would stop the run's own calls (a token lifetime below the
 # minted tokens', providers that refuse every deploy): put back after each, and before a mint the maximum refused.
-SETTINGS_RESET = {"tokenMaxLifetimeS": None, "allowedProviders": None, "defaultProvider": None}
+SETTINGS_RESET = {"tokenMaxLifetimeS": None, "allowedProviders": None, "defaultProvider": None, "defaultRegion": None}
 
 # Left unspent on each token: the checks' own probes (the same request again, another method) carry the case's token
 # and may land after the last answer this hook read the budget from.

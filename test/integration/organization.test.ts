@@ -15,9 +15,16 @@ interface Org {
   defaultVaultEnvironment: string;
   defaultProvider: string | null;
   allowedProviders: string[] | null;
+  defaultRegion: string | null;
   tokenMaxLifetimeS: number | null;
   sandboxIdleS: number | null;
-  effective: { defaultProvider: string; allowedProviders: string[]; tokenMaxLifetimeS: number; sandboxIdleS: number };
+  effective: {
+    defaultProvider: string;
+    allowedProviders: string[];
+    defaultRegion: string | null;
+    tokenMaxLifetimeS: number;
+    sandboxIdleS: number;
+  };
   seller: {
     webhookUrl: string | null;
     webhookSecretSet: boolean;
@@ -47,6 +54,8 @@ describe('organisation settings', () => {
         ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
         ALLOW_PRIVATE_GIT_HOSTS: 'true',
         SANDBOX_IDLE_S: '1800',
+        // Not the default, so what the tests see is this server's setting.
+        ENGINE_REGION: 'test-east',
         SANDBOX_SYNC_WAIT_S: '1',
       },
       // No worker: what is checked is what the api decides and what it asks Temporal to start.
@@ -85,9 +94,15 @@ describe('organisation settings', () => {
       defaultVaultEnvironment: 'PRODUCTION',
       defaultProvider: null,
       allowedProviders: null,
+      defaultRegion: null,
       tokenMaxLifetimeS: null,
       sandboxIdleS: null,
-      effective: { defaultProvider: 'engine_local', tokenMaxLifetimeS: 365 * 86400, sandboxIdleS: 1800 },
+      effective: {
+        defaultProvider: 'engine_local',
+        defaultRegion: 'test-east',
+        tokenMaxLifetimeS: 365 * 86400,
+        sandboxIdleS: 1800,
+      },
       seller: { webhookUrl: null, webhookSecretSet: false, apiKey: null },
       version: 0,
     });
@@ -128,8 +143,8 @@ describe('organisation settings', () => {
 
   it('refuses an unknown field by name and contradictory providers; a request that changes nothing writes nothing', async () => {
     const o = await newOrg();
-    const unknown = await patch(o.owner, { name: 'x', region: 'eu-west-1' });
-    expect([unknown.status, unknown.body.message]).toEqual([400, expect.stringContaining('region')]);
+    const unknown = await patch(o.owner, { name: 'x', colour: 'teal' });
+    expect([unknown.status, unknown.body.message]).toEqual([400, expect.stringContaining('colour')]);
     const notInPlan = await patch(o.owner, { allowedProviders: ['engine_local', 'cloud_a_run'] });
     expect(notInPlan.status).toBe(200);
     const free = await newOrg('free');
@@ -282,6 +297,101 @@ describe('organisation settings', () => {
     expect((await o.owner.del(`/compat/deployments/${fromGit.body.deploymentId as string}`)).status).toBe(204);
     expect(JSON.stringify(await audit(o.owner))).not.toContain('ghp_not-a-real-token');
     expect((await o.owner.del(`/compat/deployments/${allowed.body.deploymentId as string}`)).status).toBe(204);
+  });
+
+  it('sets a default region among the default provider’s, refuses one it does not have, and lists each provider’s regions', async () => {
+    const o = await newOrg();
+    const providers = await o.owner.get<{ providers: { id: string; regions: string[] }[] }>('/compat/providers');
+    expect(providers.body.providers.map((p) => [p.id, p.regions])).toEqual([
+      ['engine_local', ['test-east']],
+      ['cloud_a_run', []],
+      ['cloud_b_container_apps', []],
+      ['cloud_c_ecs_fargate', []],
+    ]);
+
+    const unknown = await patch(o.owner, { defaultRegion: 'mars-1' });
+    expect([unknown.status, unknown.body.message]).toEqual([
+      400,
+      expect.stringContaining('engine_local has no region mars-1 on this server; its regions: test-east'),
+    ]);
+    const badName = await patch(o.owner, { defaultRegion: 'Test East' });
+    expect([badName.status, badName.body.message]).toEqual([400, expect.stringContaining('defaultRegion')]);
+
+    const set = await patch(o.owner, { defaultRegion: 'test-east' });
+    expect([set.status, set.body.data.defaultRegion, set.body.data.effective.defaultRegion]).toEqual([
+      200,
+      'test-east',
+      'test-east',
+    ]);
+    expect((await o.owner.get<Data<Org>>('/platform/organization')).body.data.defaultRegion).toBe('test-east');
+
+    // A default provider without that region is refused unless the same request changes the region too; the cloud
+    // providers have none on this server, and the message says why.
+    const moved = await patch(o.owner, { defaultProvider: 'cloud_a_run' });
+    expect([moved.status, moved.body.message]).toEqual([
+      400,
+      expect.stringMatching(
+        /does not have the organisation's defaultRegion test-east: .*no adapter for it is configured/,
+      ),
+    ]);
+    const cloudRegion = await patch(o.owner, { defaultProvider: 'cloud_a_run', defaultRegion: 'test-east' });
+    expect([cloudRegion.status, cloudRegion.body.message]).toEqual([
+      400,
+      expect.stringContaining('cloud_a_run has no regions on this server'),
+    ]);
+    const both = await patch(o.owner, { defaultProvider: 'cloud_a_run', defaultRegion: null });
+    expect([both.status, both.body.data.defaultRegion, both.body.data.effective.defaultRegion]).toEqual([
+      200,
+      null,
+      null,
+    ]);
+
+    const changes = (await audit(o.owner)).flatMap((e) => e.changes ?? []);
+    expect(changes).toEqual([
+      { field: 'defaultProvider', from: null, to: 'cloud_a_run' },
+      { field: 'defaultRegion', from: 'test-east', to: null },
+      { field: 'defaultRegion', from: null, to: 'test-east' },
+    ]);
+  });
+
+  it('gives a deploy naming no region the default, refuses a region its provider does not have, and shows the region', async () => {
+    const o = await newOrg();
+    expect((await patch(o.owner, { defaultRegion: 'test-east' })).status).toBe(200);
+    const made = await o.owner.post<Data<{ deployment: { id: string; region: string } }>>('/platform/deployments', {
+      image: 'slipway-test/none:1',
+      name: 'no-region',
+    });
+    expect([made.status, made.body.data.deployment.region]).toEqual([202, 'test-east']);
+    const id = made.body.data.deployment.id;
+    const read = await o.owner.get<Data<{ region: string }>>(`/platform/deployments/${id}`);
+    expect(read.body.data.region).toBe('test-east');
+
+    for (const [path, body] of [
+      ['/platform/deployments', { image: 'slipway-test/none:1', name: 'elsewhere', region: 'mars-1' }],
+      ['/compat/deploy', { image: 'slipway-test/none:1', name: 'elsewhere', region: 'mars-1' }],
+    ] as const) {
+      const refused = await o.owner.post<Body>(path, body);
+      expect([path, refused.status, refused.body.message ?? refused.body.error]).toEqual([
+        path,
+        400,
+        expect.stringContaining('engine_local has no region mars-1 on this server; its regions: test-east'),
+      ]);
+    }
+    const named = await o.owner.post<Body>('/compat/deploy', {
+      image: 'slipway-test/none:1',
+      name: 'named-region',
+      region: 'test-east',
+    });
+    expect(named.status).toBe(202);
+
+    // A record written before deployments kept a region reads as this server's engine region.
+    await h.db.collection<{ _id: string }>('deployments').updateOne({ _id: id }, { $unset: { region: '' } });
+    const listed = await o.owner.get<Data<{ deployments: { id: string; region: string }[] }>>('/platform/deployments');
+    expect(listed.body.data.deployments.map((d) => [d.id === id, d.region])).toEqual(
+      expect.arrayContaining([[true, 'test-east']]),
+    );
+    for (const d of [id, named.body.deploymentId as string])
+      expect((await o.owner.del(`/platform/deployments/${d}`)).status).toBe(204);
   });
 
   it('starts a builder sandbox with the organisation’s idle timeout instead of the server’s', async () => {

@@ -47,7 +47,11 @@ export const PUBLISH_TEXT =
   'Two publishes at once make one deployment. Needs the builder’s write access and deployment.create in the project.';
 
 /** A publish as both origins answer it: the deployment, where it answers, and what to follow. */
-export function publishedView(r: Published, platformBase: string): z.infer<typeof PublishAccepted> {
+export function publishedView(
+  r: Published,
+  platformBase: string,
+  engineRegion: string,
+): z.infer<typeof PublishAccepted> {
   const statusUrl = `${platformBase}/deployments/${r.deployment._id}`;
   return {
     sessionId: r.session._id,
@@ -56,7 +60,7 @@ export function publishedView(r: Published, platformBase: string): z.infer<typeo
     url: r.url,
     created: r.created,
     uploadId: r.uploadId,
-    deployment: platformDeploymentView(r.deployment),
+    deployment: platformDeploymentView(r.deployment, engineRegion),
     statusUrl,
     command: r.command
       ? { id: r.command.id, name: 'redeploy', url: `${statusUrl}/commands/${encodeURIComponent(r.command.id)}` }
@@ -64,7 +68,7 @@ export function publishedView(r: Published, platformBase: string): z.infer<typeo
   };
 }
 
-export function builderPublishRoutes(ctx: Pick<BuilderContext, 'builderPublish'>): RouteDef[] {
+export function builderPublishRoutes(ctx: Pick<BuilderContext, 'builderPublish' | 'config'>): RouteDef[] {
   const publish = (p: Principal, id: string, body: z.infer<typeof PublishRequest>) =>
     ctx.builderPublish.publish(p, id, body);
   return [
@@ -85,7 +89,11 @@ export function builderPublishRoutes(ctx: Pick<BuilderContext, 'builderPublish'>
         409: { description: 'deploymentId names another deployment than the one this session publishes to' },
       },
       handler: async ({ params, body }, req, res) => {
-        res.status(202).json(ok(publishedView(await publish(principalOf(req), params.id, body), req.baseUrl)));
+        res
+          .status(202)
+          .json(
+            ok(publishedView(await publish(principalOf(req), params.id, body), req.baseUrl, ctx.config.ENGINE_REGION)),
+          );
       },
     }),
   ];

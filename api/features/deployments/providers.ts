@@ -1,3 +1,4 @@
+import { regionCatalog } from '@shared/deployments/regions';
 import { type Provider, PROVIDERS } from '@shared/deployments/types';
 import type { Plan } from '@shared/identity/store';
 import { PLAN_POLICIES } from '@shared/plans';
@@ -12,7 +13,9 @@ const NAMES: Record<Provider, string> = {
 /** Cloud adapters need credentials and an adapter this server does not ship yet, so only engine_local can be available. */
 const CONFIGURED: ReadonlySet<Provider> = new Set(['engine_local']);
 
-export function providerAvailability(plan: Plan) {
+/** Each provider: whether the plan and this server allow it, and the regions a deploy to it may name. */
+export function providerAvailability(plan: Plan, engineRegion: string) {
+  const regions = regionCatalog(engineRegion);
   return PROVIDERS.map((id) => {
     const onPlan = PLAN_POLICIES[plan].providers.includes(id);
     const reason = !onPlan
@@ -20,6 +23,6 @@ export function providerAvailability(plan: Plan) {
       : !CONFIGURED.has(id)
         ? 'no credentials are configured for it on this server'
         : undefined;
-    return { id, name: NAMES[id], available: !reason, ...(reason ? { reason } : {}) };
+    return { id, name: NAMES[id], available: !reason, ...(reason ? { reason } : {}), regions: [...regions[id]] };
   });
 }

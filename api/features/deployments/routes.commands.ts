@@ -33,7 +33,7 @@ export function commandRoutes(ctx: DeploymentsContext): RouteDef[] {
   const accepted = (a: Accepted, base: string) => {
     const statusUrl = `${base}/deployments/${a.deployment._id}`;
     return ok({
-      deployment: platformDeploymentView(a.deployment),
+      deployment: platformDeploymentView(a.deployment, ctx.config.ENGINE_REGION),
       statusUrl,
       command: { ...a.command, url: `${statusUrl}/commands/${encodeURIComponent(a.command.id)}` },
     });

@@ -71,7 +71,7 @@ export function compatDeploymentRoutes(ctx: DeploymentsContext): RouteDef[] {
       before: [reads, can('deployment.read')],
       responses: { 200: { description: 'Providers', schema: Providers } },
       handler: (_input, req, res) => {
-        res.json({ providers: providerAvailability(principalOf(req).org.plan) });
+        res.json({ providers: providerAvailability(principalOf(req).org.plan, ctx.config.ENGINE_REGION) });
       },
     }),
     deployRoute('/deploy', 'Deploy a container image', DeployRequest, (p, body) =>

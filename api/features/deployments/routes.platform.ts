@@ -39,11 +39,12 @@ import { readOrWait } from './wait';
  */
 export function platformDeploymentRoutes(ctx: DeploymentsContext): RouteDef[] {
   const { deployments, observe, can } = ctx;
+  const engineRegion = ctx.config.ENGINE_REGION;
   const tags = ['Deployments'];
   const itsProject = deploymentProject(deployments);
   const statusUrl = (base: string, id: string) => `${base}/deployments/${id}`;
   const accepted = (d: DeploymentRecord, base: string) =>
-    ok({ deployment: platformDeploymentView(d), statusUrl: statusUrl(base, d._id) });
+    ok({ deployment: platformDeploymentView(d, engineRegion), statusUrl: statusUrl(base, d._id) });
 
   return [
     route({
@@ -62,7 +63,7 @@ export function platformDeploymentRoutes(ctx: DeploymentsContext): RouteDef[] {
         const { items, total } = await deployments.list(principalOf(req), query);
         res.json(
           ok({
-            deployments: items.map((d) => platformDeploymentView(d)),
+            deployments: items.map((d) => platformDeploymentView(d, engineRegion)),
             total,
             limit: query.limit,
             offset: query.offset,
@@ -123,7 +124,14 @@ export function platformDeploymentRoutes(ctx: DeploymentsContext): RouteDef[] {
           res,
         );
         res.json(
-          ok(platformDeploymentView(record, releases, await deployments.volumesOf(principalOf(req), params.id))),
+          ok(
+            platformDeploymentView(
+              record,
+              engineRegion,
+              releases,
+              await deployments.volumesOf(principalOf(req), params.id),
+            ),
+          ),
         );
       },
     }),

@@ -25,7 +25,7 @@ export function volumeAttachmentRoutes(ctx: DeploymentsContext): RouteDef[] {
   const accepted = (a: Awaited<ReturnType<typeof deployments.attachVolume>>, volumeId: string, base: string) => {
     const statusUrl = `${base}/deployments/${a.deployment._id}`;
     return ok({
-      deployment: platformDeploymentView(a.deployment, undefined, a.volumes),
+      deployment: platformDeploymentView(a.deployment, ctx.config.ENGINE_REGION, undefined, a.volumes),
       statusUrl,
       command: { ...a.command, url: `${statusUrl}/commands/${encodeURIComponent(a.command.id)}` },
       volumeId,

@@ -91,6 +91,10 @@ export const ReleasesQuery = z
 // Responses
 
 export const PlatformDeployment = Deployment.extend({
+  region: z.string().meta({
+    description:
+      'Where it runs, one of its provider’s regions, fixed when it was created (GET /compat/providers lists them)',
+  }),
   origin: z.enum(['compat', 'platform']).meta({ description: 'The API it was created through' }),
   projectId: z.string().nullable(),
   volumes: z

@@ -173,7 +173,16 @@ export const Logs = z
 export const Providers = z
   .object({
     providers: z.array(
-      z.object({ id: Provider, name: z.string(), available: z.boolean(), reason: z.string().optional() }),
+      z.object({
+        id: Provider,
+        name: z.string(),
+        available: z.boolean(),
+        reason: z.string().optional(),
+        regions: z.array(z.string()).meta({
+          description:
+            'The regions a deploy to it may name (`region`), the first being its default; engine_local has one, this server’s own. Empty for a cloud provider: its regions come with its adapter, which this server does not have yet',
+        }),
+      }),
     ),
   })
   .meta({ id: 'Providers' });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 
+import { Region } from '@shared/deployments/regions';
 import { DeploymentStatus, Provider } from '@shared/deployments/types';
 import { IMAGE_REFERENCE, imageReferenceProblem } from '@shared/images/reference';
 import { SECRET_ENVIRONMENTS } from '@shared/secrets/store';
@@ -52,9 +53,13 @@ const provider = Provider.optional().meta({
   description:
     "Where it runs: the organisation's defaultProvider when absent (engine_local unless GET /platform/organization says otherwise); one outside the organisation's allowedProviders is refused with PROVIDER_NOT_ALLOWED",
 });
+const region = Region.optional().meta({
+  description:
+    "Where it runs, one of the provider's regions (GET /compat/providers lists them); absent: the organisation's defaultRegion when the provider is its defaultProvider, else the provider's first region. A region the provider does not have is refused with 400 naming the ones it has. engine_local has one region, this server's own",
+});
 const projectId = z.string().min(1).optional();
 /** Fields every deploy takes, whatever its source. */
-const deployCommon = { name, port, envVars, requestId, provider, projectId };
+const deployCommon = { name, port, envVars, requestId, provider, region, projectId };
 
 export const DeployRequest = z
   .object({
@@ -80,6 +85,7 @@ export const DeployRequest = z
     envVars,
     requestId,
     provider,
+    region,
     projectId,
   })
   .strict()

@@ -1,6 +1,8 @@
+import { regionProblem, regionsOf } from '@shared/deployments/regions';
 import type { Provider } from '@shared/deployments/types';
 import { AppError } from '@shared/errors';
 import type { Principal } from '@shared/identity/service';
+import type { OrgSettings } from '@shared/org-settings/types';
 import { PLAN_POLICIES } from '@shared/plans';
 
 import { providerAvailability } from './providers';
@@ -8,15 +10,55 @@ import type { DeploymentServiceDeps } from './service.deps';
 
 /** What the plan lets a new deployment have: its replicas, its provider, its project, and a live-deployment slot. */
 export function createAdmission(deps: Pick<DeploymentServiceDeps, 'projects' | 'quota' | 'config' | 'orgSettings'>) {
-  /** Last step before the insert: takes the deployment's quota slot (atomic in Redis, see ./quota.ts). */
-  async function checkPolicy(principal: Principal, provider: Provider, projectId: string | undefined, id: string) {
-    const availability = providerAvailability(principal.org.plan).find((p) => p.id === provider)!;
+  const engineRegion = deps.config.ENGINE_REGION;
+
+  /** A provider the plan does not offer, or this server cannot run, is refused before its region is looked at. */
+  function checkAvailable(principal: Principal, provider: Provider) {
+    const availability = providerAvailability(principal.org.plan, engineRegion).find((p) => p.id === provider)!;
     if (!availability.available) {
       throw new AppError('PROVIDER_NOT_ALLOWED', `Provider ${provider} is not available: ${availability.reason}.`, {
         provider,
         plan: principal.org.plan,
       });
     }
+  }
+
+  /**
+   * The region a deploy runs in: the one it names, else the organisation's defaultRegion when the provider is its
+   * default provider, else the provider's first. A region the provider does not have is refused (400) naming its
+   * regions; so is a stored defaultRegion the provider no longer has (ENGINE_REGION changed since it was set).
+   */
+  function regionOf(
+    settings: Pick<OrgSettings, 'defaultProvider' | 'defaultRegion'>,
+    provider: Provider,
+    asked: string | undefined,
+  ): string | undefined {
+    if (asked !== undefined) {
+      const problem = regionProblem(provider, asked, engineRegion);
+      if (problem)
+        throw new AppError(
+          'INVALID_REQUEST',
+          `region: ${problem}. Name one of its regions, or leave region out for the default (GET /compat/providers lists each provider's regions).`,
+          { provider, region: asked, regions: regionsOf(provider, engineRegion) },
+        );
+      return asked;
+    }
+    const stored = settings.defaultRegion;
+    if (stored !== null && provider === (settings.defaultProvider ?? 'engine_local')) {
+      const problem = regionProblem(provider, stored, engineRegion);
+      if (problem)
+        throw new AppError(
+          'INVALID_REQUEST',
+          `The organisation's defaultRegion ${stored} is not available: ${problem}. Name a region in the deploy, or an owner or admin may change defaultRegion (PATCH /platform/organization).`,
+          { provider, defaultRegion: stored, regions: regionsOf(provider, engineRegion) },
+        );
+      return stored;
+    }
+    return regionsOf(provider, engineRegion)[0];
+  }
+
+  /** Last step before the insert: takes the deployment's quota slot (atomic in Redis, see ./quota.ts). */
+  async function checkPolicy(principal: Principal, projectId: string | undefined, id: string) {
     if (projectId !== undefined && !(await deps.projects.get(principal.org._id, projectId))) {
       throw new AppError('PROJECT_NOT_FOUND', `No project ${projectId} in this organisation.`, { projectId });
     }
@@ -39,8 +81,11 @@ export function createAdmission(deps: Pick<DeploymentServiceDeps, 'projects' | '
    * The provider a deploy runs on: the one it names, else the organisation's default; refused when the organisation
    * does not allow it (its allowedProviders), before the plan is asked.
    */
-  async function providerOf(principal: Principal, asked: Provider | undefined): Promise<Provider> {
-    const settings = await deps.orgSettings.of(principal.org._id);
+  function providerOf(
+    principal: Principal,
+    settings: Pick<OrgSettings, 'defaultProvider' | 'allowedProviders'>,
+    asked: Provider | undefined,
+  ): Provider {
     const provider = asked ?? settings.defaultProvider ?? 'engine_local';
     if (settings.allowedProviders && !settings.allowedProviders.includes(provider))
       throw new AppError(
@@ -52,14 +97,15 @@ export function createAdmission(deps: Pick<DeploymentServiceDeps, 'projects' | '
   }
 
   /**
-   * Refuses what the organisation or the plan does not allow, replicas first; once it returns (the provider the
-   * deployment runs on), deployment `id` holds a quota slot.
+   * Refuses what the organisation or the plan does not allow, replicas first; once it returns (the provider and region
+   * the deployment runs on; no region only for a provider this server cannot run, which is refused before), deployment
+   * `id` holds a quota slot.
    */
   async function admit(
     principal: Principal,
-    input: { provider?: Provider | undefined; projectId?: string; replicas?: number },
+    input: { provider?: Provider | undefined; region?: string | undefined; projectId?: string; replicas?: number },
     id: string,
-  ): Promise<Provider> {
+  ): Promise<{ provider: Provider; region: string | undefined }> {
     const maxReplicas = PLAN_POLICIES[principal.org.plan].maxReplicas;
     if (input.replicas !== undefined && (input.replicas < 1 || input.replicas > maxReplicas))
       throw new AppError(
@@ -67,9 +113,12 @@ export function createAdmission(deps: Pick<DeploymentServiceDeps, 'projects' | '
         `replicas must be a whole number from 1 to ${maxReplicas} on the ${principal.org.plan} plan.`,
         { replicas: input.replicas, maxReplicas },
       );
-    const provider = await providerOf(principal, input.provider);
-    await checkPolicy(principal, provider, input.projectId, id);
-    return provider;
+    const settings = await deps.orgSettings.of(principal.org._id);
+    const provider = providerOf(principal, settings, input.provider);
+    checkAvailable(principal, provider);
+    const region = regionOf(settings, provider, input.region);
+    await checkPolicy(principal, input.projectId, id);
+    return { provider, region };
   }
 
   return { admit };

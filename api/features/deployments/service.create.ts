@@ -20,6 +20,8 @@ export interface DeployInput {
   idempotencyKey?: string;
   /** The organisation's default provider when absent (GET /platform/organization). */
   provider?: Provider | undefined;
+  /** One of the provider's regions; the organisation's defaultRegion or the provider's first when absent. */
+  region?: string | undefined;
   projectId?: string;
   /** Instances of the first release (platform API); 1 when absent. */
   replicas?: number;
@@ -54,7 +56,7 @@ export function createDeploymentCreation(
     // overtook its first request, and the insert's unique ID catches two at once.
     if (input.idempotencyKey && (await store.findAny(id)))
       await idempotency.duplicate(principal, id, input.idempotencyKey);
-    const provider = await admission.admit(principal, input, id);
+    const { provider, region } = await admission.admit(principal, input, id);
     // Before the record: the first release reads them, and a refused one leaves nothing behind.
     if (input.volumes?.length) await attachments.attachAtCreate(principal, id, input.volumes, input.replicas ?? 1);
     const now = new Date();
@@ -65,6 +67,7 @@ export function createDeploymentCreation(
       origin,
       name: input.name,
       provider,
+      ...(region !== undefined ? { region } : {}),
       source,
       port: input.port,
       envNames: Object.keys(input.envVars).sort(),

@@ -52,5 +52,6 @@ export interface DeploymentServiceDeps {
     | 'BUILD_TIMEOUT_S'
     | 'DEPLOYMENT_COMMAND_ACCEPT_WAIT_MS'
     | 'ALLOW_PRIVATE_REGISTRIES'
+    | 'ENGINE_REGION'
   >;
 }

@@ -85,14 +85,19 @@ export function deploymentView(d: StatusRecord, releases?: ReleasesSummary) {
   };
 }
 
-/** The platform API's view: the same, plus where it came from, its project and (single reads) its volumes. */
+/**
+ * The platform API's view: the same, plus its region, where it came from, its project and (single reads) its volumes.
+ * A record made before deployments kept a region ran on this server's engine: its region is `engineRegion`.
+ */
 export function platformDeploymentView(
   d: StatusRecord,
+  engineRegion: string,
   releases?: ReleasesSummary,
   volumes?: { volumeId: string; name: string | null; mountPath: string }[],
 ) {
   return {
     ...deploymentView(d, releases),
+    region: d.region ?? engineRegion,
     origin: d.origin,
     projectId: d.projectId ?? null,
     ...(volumes ? { volumes } : {}),

@@ -7,7 +7,11 @@ import { createOrganizationService } from './service';
 /** The settings service over the core's versioned store; the seller settings are read from the sales store. */
 export function composeOrganization(core: Core) {
   return {
-    organization: createOrganizationService({ store: core.orgSettings, identity: core.identity }),
+    organization: createOrganizationService({
+      store: core.orgSettings,
+      identity: core.identity,
+      engineRegion: core.config.ENGINE_REGION,
+    }),
     sellerSettings: createSalesStore(core.db),
   };
 }

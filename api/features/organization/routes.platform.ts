@@ -12,7 +12,7 @@ export function organizationRoutes(
 ): RouteDef[] {
   const { organization, sellerSettings, can, config } = ctx;
   const tags = ['Organisation'];
-  const defaults = { sandboxIdleS: config.SANDBOX_IDLE_S };
+  const defaults = { sandboxIdleS: config.SANDBOX_IDLE_S, engineRegion: config.ENGINE_REGION };
   return [
     route({
       method: 'get',
@@ -39,7 +39,10 @@ export function organizationRoutes(
       before: [can('organization.manage')],
       responses: {
         200: { description: 'The settings after the change', schema: success(Organization) },
-        400: { description: 'INVALID_REQUEST: an unknown field, or providers the plan or each other refuse' },
+        400: {
+          description:
+            'INVALID_REQUEST: an unknown field, providers the plan or each other refuse, or a defaultRegion the default provider does not have',
+        },
         409: { description: 'CONFLICT: the settings kept changing meanwhile; retry' },
       },
       audit: { idField: 'id' },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 
+import { Region } from '@shared/deployments/regions';
 import { Provider } from '@shared/deployments/types';
 import { SANDBOX_IDLE_BOUNDS_S, TOKEN_LIFETIME_CEILING_S } from '@shared/org-settings/types';
 import { SECRET_ENVIRONMENTS } from '@shared/secrets/store';
@@ -22,11 +23,15 @@ const fields = {
   }),
   defaultProvider: Provider.nullable().meta({
     description:
-      'The provider of a deploy that names none (engine_local when null): one of the plan’s (GET /platform/providers), and among allowedProviders when those are set. A provider the plan offers but this server cannot run yet (available false there) is accepted, and deploys to it are refused with the reason',
+      'The provider of a deploy that names none (engine_local when null): one of the plan’s (GET /compat/providers), and among allowedProviders when those are set. A provider the plan offers but this server cannot run yet (available false there) is accepted, and deploys to it are refused with the reason',
   }),
   allowedProviders: providers.nullable().meta({
     description:
       'The providers new deployments may use, a subset of the plan’s (every provider of the plan when null); a deploy to another is refused with 403 PROVIDER_NOT_ALLOWED. Deployments that exist are not touched',
+  }),
+  defaultRegion: Region.nullable().meta({
+    description:
+      'The region of a deploy to the default provider that names none (the provider’s first region when null): one of the default provider’s regions (GET /compat/providers lists them), checked after the same request’s defaultProvider change. engine_local has one, this server’s own; the cloud providers have none on this server until their adapters are configured, so with one of them as default this is null. A deploy to another provider that names no region gets that provider’s first',
   }),
   tokenMaxLifetimeS: z
     .number()
@@ -49,6 +54,7 @@ export const UpdateOrganizationRequest = z
     defaultVaultEnvironment: fields.defaultVaultEnvironment.optional(),
     defaultProvider: fields.defaultProvider.optional(),
     allowedProviders: fields.allowedProviders.optional(),
+    defaultRegion: fields.defaultRegion.optional(),
     tokenMaxLifetimeS: fields.tokenMaxLifetimeS.optional(),
     sandboxIdleS: fields.sandboxIdleS.optional(),
   })
@@ -90,12 +96,17 @@ export const Organization = z
     defaultVaultEnvironment: fields.defaultVaultEnvironment,
     defaultProvider: fields.defaultProvider,
     allowedProviders: fields.allowedProviders,
+    defaultRegion: fields.defaultRegion,
     tokenMaxLifetimeS: fields.tokenMaxLifetimeS,
     sandboxIdleS: fields.sandboxIdleS,
     effective: z
       .object({
         defaultProvider: Provider,
         allowedProviders: z.array(Provider),
+        defaultRegion: z.string().nullable().meta({
+          description:
+            'The region a deploy to the default provider gets when it names none; null when that provider has no region on this server',
+        }),
         tokenMaxLifetimeS: z.number().int(),
         sandboxIdleS: z.number().int(),
       })

@@ -1,4 +1,5 @@
 import { isDuplicateKey } from '@shared/db/mongo';
+import { regionProblem, regionsOf } from '@shared/deployments/regions';
 import type { Provider } from '@shared/deployments/types';
 import { AppError } from '@shared/errors';
 import type { IdentityService, Principal } from '@shared/identity/service';
@@ -9,6 +10,7 @@ import {
   ORG_SETTING_FIELDS,
   type OrgSettings,
   type OrgSettingsVersion,
+  withDefaults,
 } from '@shared/org-settings/types';
 import { PLAN_POLICIES } from '@shared/plans';
 
@@ -32,7 +34,7 @@ function check(org: Principal['org'], s: OrgSettings): void {
   if (s.defaultProvider && !plan.includes(s.defaultProvider))
     throw new AppError(
       'INVALID_REQUEST',
-      `defaultProvider: ${s.defaultProvider} is not in the ${org.plan} plan, which offers ${plan.join(', ')} (GET /platform/providers).`,
+      `defaultProvider: ${s.defaultProvider} is not in the ${org.plan} plan, which offers ${plan.join(', ')} (GET /compat/providers).`,
       { provider: s.defaultProvider, plan: org.plan },
     );
   const deflt: Provider = s.defaultProvider ?? 'engine_local';
@@ -45,6 +47,26 @@ function check(org: Principal['org'], s: OrgSettings): void {
 }
 
 /**
+ * A defaultRegion the default provider (after the same request's change of it) does not have is refused (400), naming
+ * the regions it has, or why it has none.
+ */
+function checkRegion(s: OrgSettings, patch: SettingsPatch, engineRegion: string): void {
+  if (s.defaultRegion === null) return;
+  const provider: Provider = s.defaultProvider ?? 'engine_local';
+  const problem = regionProblem(provider, s.defaultRegion, engineRegion);
+  if (!problem) return;
+  const regions = regionsOf(provider, engineRegion);
+  const next = regions.length ? 'one of its regions, or null for its first' : 'null';
+  throw new AppError(
+    'INVALID_REQUEST',
+    'defaultRegion' in patch
+      ? `defaultRegion must be a region of the default provider ${provider}${s.defaultProvider ? '' : ' (the default when none is set)'}: ${problem}. Give ${next}.`
+      : `defaultProvider ${provider} does not have the organisation's defaultRegion ${s.defaultRegion}: ${problem}. Give defaultRegion in the same request: ${next}.`,
+    { defaultProvider: provider, defaultRegion: s.defaultRegion, regions },
+  );
+}
+
+/**
  * The organisation's settings (docs/architecture.md, "Organisation settings"): each change inserts the next immutable
  * version; two changes from the same version cannot both take its number, and the loser is applied again on top of
  * the winner, so no field given by either is lost.
@@ -52,12 +74,14 @@ function check(org: Principal['org'], s: OrgSettings): void {
 export function createOrganizationService(deps: {
   store: Pick<OrgSettingsStore, 'latest' | 'insert'>;
   identity: Pick<IdentityService, 'renameOrg'>;
+  /** This server's engine region, engine_local's one (ENGINE_REGION). */
+  engineRegion: string;
 }) {
   const { store } = deps;
 
   async function current(org: Principal['org']) {
     const latest = await store.latest(org._id);
-    return { latest, settings: latest?.settings ?? defaultSettings(org.name) };
+    return { latest, settings: latest ? withDefaults(latest.settings) : defaultSettings(org.name) };
   }
 
   return {
@@ -76,6 +100,7 @@ export function createOrganizationService(deps: {
         if (changes.length === 0) return { latest, settings: before, changes };
         // Checked when they change: a plan changed since must not lock every other field.
         if ('defaultProvider' in patch || 'allowedProviders' in patch) check(p.org, after);
+        if ('defaultProvider' in patch || 'defaultRegion' in patch) checkRegion(after, patch, deps.engineRegion);
         const version: OrgSettingsVersion = {
           _id: settingsVersionId(p.org._id, (latest?.version ?? 0) + 1),
           orgId: p.org._id,

@@ -1,3 +1,4 @@
+import { regionsOf } from '@shared/deployments/regions';
 import type { Principal } from '@shared/identity/service';
 import type { OrgSettings, OrgSettingsVersion } from '@shared/org-settings/types';
 import { TOKEN_LIFETIME_CEILING_S } from '@shared/org-settings/types';
@@ -12,9 +13,10 @@ export function organizationView(
   org: Principal['org'],
   current: { latest: OrgSettingsVersion | null; settings: OrgSettings },
   seller: SellerRecord | null,
-  defaults: { sandboxIdleS: number },
+  defaults: { sandboxIdleS: number; engineRegion: string },
 ) {
   const s = current.settings;
+  const defaultProvider = s.defaultProvider ?? 'engine_local';
   const now = new Date();
   const [secret, ...old] = seller?.webhook?.secrets ?? [];
   return {
@@ -22,8 +24,9 @@ export function organizationView(
     plan: org.plan,
     ...s,
     effective: {
-      defaultProvider: s.defaultProvider ?? 'engine_local',
+      defaultProvider,
       allowedProviders: s.allowedProviders ?? [...PLAN_POLICIES[org.plan].providers],
+      defaultRegion: s.defaultRegion ?? regionsOf(defaultProvider, defaults.engineRegion)[0] ?? null,
       tokenMaxLifetimeS: s.tokenMaxLifetimeS ?? TOKEN_LIFETIME_CEILING_S,
       sandboxIdleS: s.sandboxIdleS ?? defaults.sandboxIdleS,
     },

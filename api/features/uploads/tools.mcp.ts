@@ -34,7 +34,7 @@ const bare = <T extends z.ZodType>(f: z.ZodDefault<T>) =>
     .meta({ ...f.meta() });
 
 /** Fields that shape a new app, not a release of one. */
-const NEW_APP_ONLY = ['name', 'port', 'requestId', 'provider', 'projectId', 'replicas'] as const;
+const NEW_APP_ONLY = ['name', 'port', 'requestId', 'provider', 'region', 'projectId', 'replicas'] as const;
 
 const Input = z
   .object({
@@ -57,6 +57,7 @@ const Input = z
     }),
     requestId: F.requestId,
     provider: F.provider,
+    region: F.region,
     projectId: F.projectId,
     replicas: bare(F.replicas),
     dockerfilePath: F.dockerfilePath,
