@@ -3,7 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 
 import { bool, SOURCE_AND_BUILDER_SETTINGS } from './config-builds';
-import { REGION_PATTERN, REGION_RULE } from './deployments/regions';
+import { REGION_PATTERN, REGION_RULE } from './deployments/region-name';
 import { checkUpstreamsDir } from './edge/routes';
 
 /**

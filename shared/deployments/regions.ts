@@ -1,13 +1,9 @@
 import { z } from 'zod';
 
+import { REGION_PATTERN, REGION_RULE } from './region-name';
 import { type Provider, PROVIDERS } from './types';
 
-/**
- * A region's name: a DNS-label-like token (lowercase letters, digits and inner "-"), so it can name a place in a host
- * name or a label and never carries anything a shell or a query could read as more.
- */
-export const REGION_PATTERN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
-export const REGION_RULE = 'lowercase letters, digits and inner "-", at most 63 characters (e.g. local, eu-west)';
+/** A region as requests name it (./region-name.ts). */
 export const Region = z.string().max(63).regex(REGION_PATTERN, `a region name: ${REGION_RULE}`);
 
 /** Why a provider with no adapter on this server has no region, said the same way wherever it matters. */
