@@ -99,6 +99,10 @@ describe('GET /platform/usage: usage per organisation from the records the platf
   const schedules: { delete(): Promise<void> }[] = [];
   beforeAll(async () => {
     h = await startHarness('usage', {
+      // A database of its own: the roll-up marks hours for every organisation at once, and a worker of another file
+      // on this stack (its schedules run the roll-up too) would mark the past hours this file fills with records
+      // before it has written them.
+      MONGODB_DB: 'slipway_usage_test',
       RATE_LIMIT_PLATFORM_PER_15MIN: '100000',
       RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: '100000',
       METRICS_SAMPLE_S: '1',
