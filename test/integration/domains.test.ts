@@ -5,15 +5,13 @@ import path from 'node:path';
 
 import { request } from 'undici';
 
-import type { ReconcileReport } from '@shared/contracts/reconcile';
-import { ensureReconcileSchedule } from '@worker/schedules';
-
 import { client } from '../helpers/client';
 import { startDnsServer } from '../helpers/dns-server';
 import { edgeAgent } from '../helpers/edge';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage } from '../helpers/images';
 import { connectAgent } from '../helpers/mcp';
+import { runReconcileSchedule } from '../helpers/reconcile';
 
 interface DnsRecord {
   type: string;
@@ -137,18 +135,6 @@ describe('custom domains', () => {
     });
   }
 
-  /** Runs the reconcile schedule's action now and returns what its workflow reports. */
-  async function runReconcile(): Promise<ReconcileReport> {
-    const schedule = await ensureReconcileSchedule(h.temporal, { taskQueue: h.taskQueue, everyS: 3600 });
-    const before = (await schedule.describe()).info.recentActions.length;
-    await schedule.trigger();
-    const action = await eventually(async () => {
-      const recent = (await schedule.describe()).info.recentActions;
-      return recent.length > before ? recent[recent.length - 1] : undefined;
-    }, 'the schedule to start its workflow');
-    return h.temporal.workflow.getHandle(action.action.workflow.workflowId).result() as Promise<ReconcileReport>;
-  }
-
   const httpGet = async (url: string, host?: string) => {
     const res = await request(url, { dispatcher: agent, ...(host ? { headers: { host } } : {}) });
     return { status: res.statusCode, body: await res.body.text() };
@@ -208,7 +194,7 @@ describe('custom domains', () => {
     await removed.body.text();
     expect(removed.statusCode).toBe(200);
     expect((await httpsGet(host).catch((err: Error) => ({ status: 0, body: err.message }))).status).not.toBe(200);
-    expect((await runReconcile()).restored).toMatchObject({ domains: 1 });
+    expect((await runReconcileSchedule(h)).restored).toMatchObject({ domains: 1 });
     expect((await httpsGet(host)).body).toBe(stable.body);
 
     // A redeploy: new containers behind the same stable host, and the domain follows without being touched.

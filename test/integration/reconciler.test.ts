@@ -5,27 +5,14 @@ import type Docker from 'dockerode';
 import { request } from 'undici';
 
 import { LABELS } from '@shared/constants';
-import type { ReconcileReport } from '@shared/contracts/reconcile';
 import { deploymentHost } from '@shared/edge';
 import { instanceId } from '@shared/instance';
-import { ensureReconcileSchedule } from '@worker/schedules';
 
 import { client } from '../helpers/client';
 import { edgeAgent, edgeGet } from '../helpers/edge';
-import { eventually, type Harness, startHarness } from '../helpers/harness';
+import { type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage, buildImageOnce } from '../helpers/images';
-
-/** Runs the reconcile schedule's action now and returns what its workflow reports. */
-async function runSchedule(h: Harness): Promise<ReconcileReport> {
-  const schedule = await ensureReconcileSchedule(h.temporal, { taskQueue: h.taskQueue, everyS: 3600 });
-  const before = (await schedule.describe()).info.recentActions.length;
-  await schedule.trigger();
-  const action = await eventually(async () => {
-    const recent = (await schedule.describe()).info.recentActions;
-    return recent.length > before ? recent[recent.length - 1] : undefined;
-  }, 'the schedule to start its workflow');
-  return h.temporal.workflow.getHandle(action.action.workflow.workflowId).result() as Promise<ReconcileReport>;
-}
+import { runReconcileSchedule } from '../helpers/reconcile';
 
 // The reconciler removes what destroyed or unknown deployments left, and only this instance's.
 describe('reconciler schedule', () => {
@@ -156,7 +143,7 @@ describe('reconciler schedule', () => {
     expect(early).toMatchObject({ containers: 0, images: 0, networks: 0 });
     expect(await exists(unknown)).toBe(true);
 
-    const report = await runSchedule(h);
+    const report = await runReconcileSchedule(h);
     expect(report).toMatchObject({ containers: 2, images: 1, networks: 1 });
     expect(report.removed.map((r) => `${r.kind}:${r.deploymentId ?? r.name}:${r.reason}`).sort()).toEqual(
       [
@@ -178,7 +165,7 @@ describe('reconciler schedule', () => {
     expect((await api.get(`/compat/deployments/${live.body.deploymentId}`)).body).toMatchObject({ status: 'running' });
 
     // A second run finds nothing more.
-    expect(await runSchedule(h)).toMatchObject({ containers: 0, images: 0, networks: 0 });
+    expect(await runReconcileSchedule(h)).toMatchObject({ containers: 0, images: 0, networks: 0 });
   });
 
   it('puts back the upstream files and the route the edge router lost for a running deployment, and nothing more', async () => {
@@ -196,14 +183,14 @@ describe('reconciler schedule', () => {
     // The files are gone (the route answers the stopped page meanwhile), then the whole route is.
     await fs.rm(`${h.config.EDGE_UPSTREAMS_DIR}/${id}`, { recursive: true });
     const withoutFiles = await through();
-    const filesBack = await runSchedule(h);
+    const filesBack = await runReconcileSchedule(h);
     const afterFiles = await through();
     const removed = await request(`${process.env.EDGE_ADMIN_URL}/id/slipway-deployment-${id}`, { method: 'DELETE' });
     await removed.body.text();
     const withoutRoute = await through();
-    const routeBack = await runSchedule(h);
+    const routeBack = await runReconcileSchedule(h);
     const afterRoute = await through();
-    const nothingMore = await runSchedule(h);
+    const nothingMore = await runReconcileSchedule(h);
     await agent.close();
 
     expect(served.status).toBe(200);
