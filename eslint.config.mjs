@@ -22,11 +22,11 @@ const silentRejection = (call, arg) => [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.data/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', '.data/**', 'coverage/**', 'web/dist/**', '.artifacts/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     plugins: { 'simple-import-sort': simpleImportSort },
     rules: {

@@ -6,6 +6,7 @@ import { AppError } from '@shared/errors';
 import type { Core } from './core';
 import type { ComposedFeatures } from './features/feature';
 import { accessLog } from './http/access-log';
+import { consoleRouter } from './http/console';
 import { compatErrors, fallbackErrors, platformErrors } from './http/errors';
 import { buildOpenApi } from './http/openapi';
 import { checkReadiness } from './http/readiness';
@@ -67,6 +68,8 @@ export function buildApp({ core, features }: AppParts): Express {
   app.use('/platform', platformRouter(core, routes.platform), platformErrors(core.log));
   app.use('/api/v1/entitlements', entitlementsRouter(core, routes.entitlements));
   app.use('/mcp', mcpRouter(core, tools));
+  const webConsole = consoleRouter(core.config.CONSOLE_DIR);
+  if (webConsole) app.use(webConsole);
   app.use((req, _res, next) => {
     next(new AppError('ROUTE_NOT_FOUND', `No route ${req.method} ${req.path}; see /openapi.json.`));
   });

@@ -55,12 +55,54 @@ function handOver(cmd, args) {
   child.once('exit', (code, signal) => process.exit(code ?? (signal ? 128 : 1)));
 }
 
+/** Every file the console's build reads, hashed: the build is made again only when one of them changed. */
+function consoleSources() {
+  const hash = createHash('sha256');
+  const walk = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const p = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== 'dist') walk(p);
+      } else {
+        hash.update(path.relative(root, p)).update('\0').update(fs.readFileSync(p));
+      }
+    }
+  };
+  walk(path.join(root, 'web'));
+  hash.update(fs.readFileSync(path.join(root, 'package-lock.json')));
+  return hash.digest('hex');
+}
+
+/** The web console the api serves at / (web/ built by Vite into web/dist), made when missing or stale. */
+function ensureConsole() {
+  const stamp = path.join(root, 'web', 'dist', '.slipway-source-sha256');
+  const want = consoleSources();
+  const have = fs.existsSync(stamp) ? fs.readFileSync(stamp, 'utf8').trim() : '';
+  if (want === have) return;
+  console.log('slipway: building the web console (vite build web)…');
+  const status = run(process.execPath, [
+    path.join(root, 'node_modules', 'vite', 'bin', 'vite.js'),
+    'build',
+    'web',
+    '--logLevel',
+    'warn',
+  ]);
+  if (status !== 0) {
+    console.error('slipway: the web console did not build; see the output above.');
+    process.exit(status);
+  }
+  fs.writeFileSync(stamp, want + '\n');
+}
+
 ensureNodeModules();
 const command = process.argv[2];
 const rest = process.argv.slice(3);
 if (command === 'start') {
+  ensureConsole();
   handOver(process.execPath, ['--import', 'tsx', 'scripts/start.ts', ...rest]);
 } else if (command === 'test') {
+  // Before the checks: the browser tests drive the build the api serves.
+  ensureConsole();
   for (const step of [
     ['run', 'typecheck'],
     ['run', 'lint'],

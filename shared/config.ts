@@ -27,6 +27,17 @@ const schema = z.object({
   PUBLIC_URL: z.url().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
+  // Web console (docs/architecture.md, "Web console"): the static build of web/ the api serves at /.
+  /** Where the built console is; empty turns the console off (then / answers a JSON 404 as any unknown path). */
+  CONSOLE_DIR: z.string().default(path.resolve(__dirname, '..', 'web', 'dist')),
+  /** How long a console session lives at most (never beyond the token it was opened with). */
+  CONSOLE_SESSION_TTL_S: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 86400)
+    .default(12 * 3600),
+
   MONGODB_URL: z
     .string()
     .regex(/^mongodb(\+srv)?:\/\//, 'a mongodb:// or mongodb+srv:// URL')

@@ -96,6 +96,8 @@ const CODES = {
   DOMAIN_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   /** A host another organisation has verified: it cannot be claimed or verified here. */
   HOSTNAME_TAKEN: { status: 409, compat: 'INVALID_REQUEST' },
+  /** A change sent with a console session's cookie but without its CSRF token (X-CSRF-Token). */
+  CSRF_REFUSED: { status: 403, compat: 'INSUFFICIENT_SCOPE' },
 } as const satisfies Record<string, { status: number; compat: CompatCode }>;
 
 export type ErrorCode = keyof typeof CODES;

@@ -1,6 +1,7 @@
 import { aiProvidersFeature } from './ai-providers';
 import { auditFeature } from './audit';
 import { bucketsFeature } from './buckets';
+import { consoleSessionFeature } from './console-session';
 import { builderFeature } from './builder';
 import { databaseSourcesFeature } from './database-sources';
 import { databasesFeature } from './databases';
@@ -27,6 +28,7 @@ export const FEATURES = featureList()
   .add(deploymentsFeature)
   .add(uploadsFeature)
   .add(tokensFeature)
+  .add(consoleSessionFeature)
   .add(secretsFeature)
   .add(salesFeature)
   .add(auditFeature)

@@ -1,8 +1,10 @@
+import { parseCookie } from 'cookie';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 import type { Authz } from '@shared/authz/authorize';
-import type { AppError } from '@shared/errors';
+import { AppError } from '@shared/errors';
 import type { IdentityService, Principal } from '@shared/identity/service';
+import { CSRF_HEADER, csrfMatches, SAFE_METHODS, SESSION_COOKIE } from '@shared/identity/sessions';
 import type { Permission } from '@shared/permissions';
 
 import { noteAudit } from './audit';
@@ -17,6 +19,26 @@ export function bearerToken(req: Request): string | undefined {
   return req.get('authorization')?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
 }
 
+/** The console session's secret, from its cookie (shared/identity/sessions.ts). */
+export function sessionCookie(req: Request): string | undefined {
+  const header = req.get('cookie');
+  return header ? parseCookie(header)[SESSION_COOKIE] : undefined;
+}
+
+/**
+ * The credential a request presents: its bearer token, or, where the origin takes them (`cookies`), the console
+ * session's cookie. A bearer header wins, so an API client behind a browser is never mistaken for the console. A
+ * change sent with the cookie must carry the session's CSRF token: a page of another origin can make the browser send
+ * the cookie (were SameSite=Strict ever bypassed) but cannot read the token to send with it.
+ */
+function presented(req: Request, cookies: boolean): { token: string | undefined; csrfRefused: boolean } {
+  const bearer = bearerToken(req);
+  if (bearer || req.get('authorization') || !cookies) return { token: bearer, csrfRefused: false };
+  const session = sessionCookie(req);
+  if (!session) return { token: undefined, csrfRefused: false };
+  return { token: session, csrfRefused: !SAFE_METHODS.has(req.method) && !csrfMatches(session, req.get(CSRF_HEADER)) };
+}
+
 /**
  * Resolves the bearer token on every request of an origin; failures go to that origin's renderer, after
  * `onFailure` counts the attempt (against a per-address budget). When `onFailure` refuses, its refusal (a 429 with
@@ -27,11 +49,18 @@ export function bearerToken(req: Request): string | undefined {
 export function authenticate(
   identity: Pick<IdentityService, 'authenticate'>,
   onFailure?: (req: Request, res: Response) => Promise<void>,
+  opts: { cookies?: boolean } = {},
 ): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     let principal: Principal;
     try {
-      principal = await identity.authenticate(bearerToken(req));
+      const { token, csrfRefused } = presented(req, opts.cookies ?? false);
+      principal = await identity.authenticate(token);
+      if (csrfRefused)
+        throw new AppError(
+          'CSRF_REFUSED',
+          `A change sent with the console's session cookie needs its CSRF token in the ${CSRF_HEADER} header (GET /platform/session gives it); API clients send "Authorization: Bearer svc_…" instead.`,
+        );
     } catch (err) {
       try {
         await onFailure?.(req, res);

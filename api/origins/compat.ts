@@ -17,7 +17,9 @@ export function compatRouter(
 ): Router {
   const router = Router();
   router.use(
-    authenticate(ctx.identity, (req, res) => consume(ctx.limiters.compatAnonymous, limitKey.address(req), res)),
+    authenticate(ctx.identity, (req, res) => consume(ctx.limiters.compatAnonymous, limitKey.address(req), res), {
+      cookies: true,
+    }),
   );
   router.use(mountRoutes(routes, { audit: { store: ctx.auditTrail, log: ctx.log, origin: 'compat' } }));
   // An unknown route still spends a read, so its 404 carries the X-RateLimit-* headers like every compat response.

@@ -14,7 +14,9 @@ export function platformRouter(
 ): Router {
   const router = Router();
   router.use(
-    authenticate(ctx.identity, (req, res) => consume(ctx.limiters.platformRefused, limitKey.address(req), res)),
+    authenticate(ctx.identity, (req, res) => consume(ctx.limiters.platformRefused, limitKey.address(req), res), {
+      cookies: true,
+    }),
   );
   router.use(rateLimit(ctx.limiters.platform, limitKey.token));
   router.use(mountRoutes(routes, { audit: { store: ctx.auditTrail, log: ctx.log, origin: 'platform' } }));

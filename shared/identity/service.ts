@@ -3,13 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors';
 import { type OrgRole, type Permission, PERMISSIONS } from '../permissions';
 import type { PrincipalCache } from './principal-cache';
+import { SESSION_TOKEN_NAME } from './sessions';
 import type { IdentityStore, OrgRecord, Plan, TokenRecord, UserRecord } from './store';
 import { generateToken, hashToken, TOKEN_PATTERN } from './tokens';
 
 export interface Principal {
   org: OrgRecord;
   user: UserRecord;
-  token: Pick<TokenRecord, '_id' | 'name' | 'scopes' | 'expiresAt'>;
+  token: Pick<TokenRecord, '_id' | 'name' | 'scopes' | 'expiresAt' | 'sessionOf'>;
 }
 
 const DEFAULT_TOKEN_TTL_S = 90 * 24 * 3600;
@@ -57,6 +58,12 @@ export function createIdentityService({ store, cache, announce = cache?.announce
     if (!token || token.revokedAt)
       throw new AppError('INVALID_TOKEN', 'The access token is unknown or has been revoked.');
     if (token.expiresAt <= now) throw expired(token.expiresAt);
+    if (token.sessionOf) {
+      // A console session ends with the token it was exchanged for: revoking that token signs its sessions out.
+      const parent = await store.getToken(token.orgId, token.sessionOf);
+      if (!parent || parent.revokedAt)
+        throw new AppError('INVALID_TOKEN', 'The console session ended: the token it signed in with was revoked.');
+    }
     const [org, user] = await Promise.all([store.getOrg(token.orgId), store.getUser(token.orgId, token.userId)]);
     if (!org || !user)
       throw new AppError('INVALID_TOKEN', 'The access token belongs to a user or organisation that no longer exists.');
@@ -65,7 +72,13 @@ export function createIdentityService({ store, cache, announce = cache?.announce
     return {
       org,
       user,
-      token: { _id: token._id, name: token.name, scopes: token.scopes, expiresAt: token.expiresAt },
+      token: {
+        _id: token._id,
+        name: token.name,
+        scopes: token.scopes,
+        expiresAt: token.expiresAt,
+        ...(token.sessionOf ? { sessionOf: token.sessionOf } : {}),
+      },
     };
   }
 
@@ -109,6 +122,37 @@ export function createIdentityService({ store, cache, announce = cache?.announce
   return {
     createToken,
     addUser,
+
+    /**
+     * A console session for the calling token (shared/identity/sessions.ts): the same user and scopes, living `ttlS`
+     * or until the token expires, whichever comes first. A session cannot open another.
+     */
+    async createSession(principal: Principal, ttlS: number) {
+      const parent = await store.getToken(principal.org._id, principal.token._id);
+      if (!parent || parent.revokedAt)
+        throw new AppError('INVALID_TOKEN', 'The access token is unknown or has been revoked.');
+      if (parent.sessionOf)
+        throw new AppError(
+          'INVALID_REQUEST',
+          'This is already a console session; sign in with an access token (svc_…) to open a new one.',
+        );
+      const token = generateToken();
+      const now = new Date();
+      const expiresAt = new Date(Math.min(now.getTime() + ttlS * 1000, parent.expiresAt.getTime()));
+      const record: TokenRecord = {
+        _id: randomUUID(),
+        orgId: parent.orgId,
+        userId: parent.userId,
+        name: SESSION_TOKEN_NAME,
+        hash: hashToken(token),
+        scopes: parent.scopes,
+        expiresAt,
+        createdAt: now,
+        sessionOf: parent._id,
+      };
+      await store.insertToken(record);
+      return { id: record._id, secret: token, expiresAt };
+    },
 
     /** An organisation, its owner and an owner token with every scope: the operator's first step. */
     async bootstrap(input: { orgName: string; plan: Plan; ownerEmail?: string; expiresInS?: number }) {

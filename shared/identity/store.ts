@@ -35,6 +35,11 @@ export interface TokenRecord {
   revokedAt?: Date;
   lastUsedAt?: Date;
   createdAt: Date;
+  /**
+   * A web console session: the token it was exchanged for (shared/identity/sessions.ts). It lives no longer than that
+   * token and dies with it; it is kept out of the token list, since it is the console's, not a credential to hand on.
+   */
+  sessionOf?: string;
 }
 
 export function createIdentityStore(db: Db) {
@@ -73,7 +78,7 @@ export function createIdentityStore(db: Db) {
     insertToken: (token: TokenRecord) => guard('tokens.insert', () => tokens.insertOne(token)),
     getToken: (orgId: string, id: string) => guard('tokens.get', () => tokens.findOne({ _id: id, orgId })),
     listTokens: (orgId: string, userId: string) =>
-      guard('tokens.list', () => tokens.find({ orgId, userId }).sort({ createdAt: -1 }).limit(500).toArray()),
+      guard('tokens.list', () => tokens.find({ orgId, userId, sessionOf: { $exists: false } }).sort({ createdAt: -1 }).limit(500).toArray()),
     findTokenByHash: (hash: string) => guard('tokens.findByHash', () => tokens.findOne({ hash })),
     async revokeToken(id: string, orgId?: string): Promise<boolean> {
       const filter = orgId ? { _id: id, orgId } : { _id: id };

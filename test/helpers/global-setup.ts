@@ -19,8 +19,10 @@ declare global {
  * running `npm start` or its .data/. Variables already set (MONGODB_URL, …) point at existing servers instead.
  */
 export default async function globalSetup(): Promise<void> {
-  await ensureDebianPackages(['busybox-static', 'docker-registry'], 'the test images and the local registry', (line) =>
-    console.log(`[debian] ${line}`),
+  await ensureDebianPackages(
+    ['busybox-static', 'docker-registry', 'chromium'],
+    'the test images, the local registry and the browser tests of the web console',
+    (line) => console.log(`[debian] ${line}`),
   );
   // Fetched here, not in a test, so a first run's download never counts against a test's timeout.
   process.env.SLIPWAY_TEMPORAL_TEST_SERVER = await ensureTestServer();
