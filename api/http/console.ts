@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+import compression from 'compression';
 import express, { type RequestHandler, Router } from 'express';
 
 /** Paths of the api's own origins and pages: an unknown one there is the origin's JSON 404, never the console. */
@@ -41,6 +42,9 @@ export function consoleRouter(dir: string): Router | undefined {
   const index = path.join(dir, 'index.html');
   if (!dir || !fs.existsSync(index)) return undefined;
   const router = Router();
+  // The console's files only (the API's answers are small, and its event streams must not be buffered): brotli or
+  // gzip as the browser accepts, about a third of the bytes.
+  router.use(compression());
   router.use(
     '/assets',
     securityHeaders,

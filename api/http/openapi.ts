@@ -1,6 +1,7 @@
 import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 
+import { SESSION_COOKIE } from '@shared/identity/sessions';
 import { permissionsMarkdown } from '@shared/permissions';
 
 import { openApiPath, type RouteDef } from './routes';
@@ -15,12 +16,14 @@ interface Origin {
   everyRoute: number[];
   /** An origin whose routes authenticate each request themselves (a signature): no bearer token. */
   noToken?: boolean;
+  /** An origin that also takes the web console's session cookie. */
+  cookies?: boolean;
 }
 
 const COMPAT_ERRORS: Record<number, string> = {
   400: 'INVALID_REQUEST: the body, query or path failed validation (see details.issues)',
   401: 'INVALID_TOKEN or TOKEN_EXPIRED',
-  403: 'INSUFFICIENT_SCOPE or PROVIDER_NOT_ALLOWED',
+  403: 'INSUFFICIENT_SCOPE (also a change made with the console cookie without X-CSRF-Token) or PROVIDER_NOT_ALLOWED',
   404: 'DEPLOYMENT_NOT_FOUND or PROJECT_NOT_FOUND (also for another organisation’s IDs)',
   409: 'DUPLICATE_REQUEST: the requestId was used before; details.deploymentId names the first deployment',
   429: 'RATE_LIMIT_EXCEEDED (Retry-After says when) or QUOTA_EXCEEDED',
@@ -30,7 +33,7 @@ const COMPAT_ERRORS: Record<number, string> = {
 const PLATFORM_ERRORS: Record<number, string> = {
   400: 'Invalid request, or blocked by a safety check',
   401: 'Missing, malformed, revoked or expired token',
-  403: 'The token or the user lacks the permission',
+  403: 'The token or the user lacks the permission, or a change made with the console cookie lacks X-CSRF-Token',
   404: 'Not found, or not in your organisation',
   409: 'Conflicts with what exists (a name or requestId already used)',
   429: 'Rate limited; Retry-After says when',
@@ -99,6 +102,15 @@ export function buildOpenApi(routes: Record<'compat' | 'platform' | 'entitlement
     scheme: 'bearer',
     description: 'An access token, `svc_…`',
   });
+  // The web console's session (POST /platform/session): accepted by /platform and /compat; changes made with it carry
+  // X-CSRF-Token. API clients use bearerAuth.
+  const consoleSession = registry.registerComponent('securitySchemes', 'consoleSession', {
+    type: 'apiKey',
+    in: 'cookie',
+    name: SESSION_COOKIE,
+    description:
+      'The web console’s session cookie, from POST /platform/session; every change made with it sends the session’s CSRF token as X-CSRF-Token (else 403 CSRF_REFUSED)',
+  });
   const list: Origin[] = [
     {
       prefix: '/compat',
@@ -106,6 +118,7 @@ export function buildOpenApi(routes: Record<'compat' | 'platform' | 'entitlement
       errorSchema: ErrorResponse,
       errorStatuses: COMPAT_ERRORS,
       everyRoute: [400, 401, 403, 429, 500],
+      cookies: true,
     },
     {
       prefix: '/platform',
@@ -114,6 +127,7 @@ export function buildOpenApi(routes: Record<'compat' | 'platform' | 'entitlement
       errorStatuses: PLATFORM_ERRORS,
       // The interface: every platform operation answers 400, 401, 403, 404 and 429.
       everyRoute: [400, 401, 403, 404, 429, 500],
+      cookies: true,
     },
     {
       prefix: '/api/v1/entitlements',
@@ -204,7 +218,9 @@ export function buildOpenApi(routes: Record<'compat' | 'platform' | 'entitlement
         summary: r.summary,
         description: r.description,
         tags: r.tags,
-        security: origin.noToken ? [] : [{ [bearer.name]: [] }],
+        security: origin.noToken
+          ? []
+          : [{ [bearer.name]: [] }, ...(origin.cookies ? [{ [consoleSession.name]: [] }] : [])],
         request: {
           ...(r.request.params ? { params: r.request.params as z.ZodObject } : {}),
           ...(r.request.headers ? { headers: r.request.headers as z.ZodObject } : {}),

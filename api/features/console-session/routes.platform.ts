@@ -58,6 +58,7 @@ export function consoleSessionRoutes(deps: Pick<FeatureContext, 'identity' | 'co
       before: [],
       responses: {
         200: { description: 'The session; its secret is only in the cookie', schema: success(ConsoleSession) },
+        400: { description: 'INVALID_REQUEST: the token is itself a console session' },
       },
       handler: async (_input, req, res) => {
         const session = await deps.identity.createSession(principalOf(req), deps.config.CONSOLE_SESSION_TTL_S);
@@ -76,7 +77,10 @@ export function consoleSessionRoutes(deps: Pick<FeatureContext, 'identity' | 'co
       tags,
       request: {},
       before: [],
-      responses: { 200: { description: 'The session', schema: success(ConsoleSession) } },
+      responses: {
+        200: { description: 'The session', schema: success(ConsoleSession) },
+        400: { description: 'INVALID_REQUEST: made with a bearer token, not the session cookie' },
+      },
       handler: (_input, req, res) => {
         const secret = ownSecret(req);
         const { token } = principalOf(req);
@@ -92,7 +96,10 @@ export function consoleSessionRoutes(deps: Pick<FeatureContext, 'identity' | 'co
       tags,
       request: {},
       before: [],
-      responses: { 204: { description: 'Signed out' } },
+      responses: {
+        204: { description: 'Signed out' },
+        400: { description: 'INVALID_REQUEST: made with a bearer token, not the session cookie' },
+      },
       handler: async (_input, req, res) => {
         ownSecret(req);
         const { token, org } = principalOf(req);
