@@ -111,6 +111,7 @@ async function main() {
     });
     ready = true;
     const urls: Record<string, string> = {
+      'Web console': `${base}/`,
       'Compatibility API': `${base}/compat`,
       'Platform API': `${base}/platform`,
       OpenAPI: `${base}/openapi.json`,
@@ -123,7 +124,7 @@ async function main() {
     );
     for (const [name, url] of Object.entries(urls)) console.log(`  ${name.padEnd(18)} ${url}`);
     console.log(
-      '\nFirst token: npm run --silent cli -- admin bootstrap --org my-org --json\n' +
+      '\nFirst token (sign in to the web console with it): npm run --silent cli -- admin bootstrap --org my-org --json\n' +
         'A crashed api or worker is restarted. Ctrl-C stops everything this command started.',
     );
     await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
