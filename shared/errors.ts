@@ -82,6 +82,8 @@ const CODES = {
   SESSION_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   SHARE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   CHECKPOINT_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  /** A path the session's head has no file at. */
+  FILE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   TURN_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   /** A sandbox sync ID the session's sandbox workflow does not know (never started, or from a run it continued). */
   SYNC_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },

@@ -97,6 +97,12 @@ export function createBuilderStore(db: Db) {
       return { session: (await withHead(found))!, created: false };
     },
 
+    /** The sessions of a project, newest first (at most `limit`). */
+    listSessions: (orgId: string, projectId: string, limit: number) =>
+      guard('builder.listSessions', () =>
+        sessions.find({ orgId, projectId }).sort({ createdAt: -1, _id: -1 }).limit(limit).toArray(),
+      ),
+
     findDefaultSession: async (orgId: string, projectId: string) =>
       (await guard('builder.defaultSession', () =>
         sessions.findOne({ orgId, projectId, defaultKey: DEFAULT_SESSION_KEY }),

@@ -260,6 +260,76 @@ describe('builder sessions', () => {
     expect((await o.api.del(`/platform/builder/shares/${slug}`)).status).toBe(404);
   });
 
+  it("lists a project's sessions newest first, to its readers only", async () => {
+    const o = await org();
+    const first = (
+      await o.api.post<Data<SessionBody>>('/platform/builder/sessions', { projectId: o.projectId, title: 'One' })
+    ).body.data.id;
+    const second = (
+      await o.api.post<Data<SessionBody>>('/platform/builder/sessions', { projectId: o.projectId, title: 'Two' })
+    ).body.data.id;
+    const other = await h.newOrgWithProject();
+    await client(h, other.token).post('/platform/builder/sessions', { projectId: other.projectId, title: 'Elsewhere' });
+
+    const viewer = await o.member('viewer', 'viewer');
+    for (const api of [o.api, viewer]) {
+      const r = await api.get<Data<{ id: string; title: string; isDefault: boolean }[]>>(
+        `/platform/builder/projects/${o.projectId}/sessions`,
+      );
+      expect([r.status, r.body.message]).toEqual([200, undefined]);
+      expect(r.body.data.map((s) => [s.id, s.title, s.isDefault])).toEqual([
+        [second, 'Two', false],
+        [first, 'One', false],
+      ]);
+    }
+    const limited = await o.api.get<Data<unknown[]>>(`/platform/builder/projects/${o.projectId}/sessions?limit=1`);
+    expect(limited.body.data).toHaveLength(1);
+    // Someone of the org who is not in the project sees no such project.
+    const outsider = await h.identity.addUser({
+      orgId: o.orgId,
+      email: `${randomUUID()}@x.invalid`,
+      role: 'developer',
+    });
+    const t = await h.identity.createToken({ orgId: o.orgId, userId: outsider._id, name: 't', scopes: [] });
+    expect((await client(h, t.token).get(`/platform/builder/projects/${o.projectId}/sessions`)).status).toBe(404);
+  });
+
+  it('reads a file of the head or of a checkpoint: text as it is, other bytes as base64, a missing path 404', async () => {
+    const { api, projectId, member } = await org();
+    const id = (await api.post<Data<SessionBody>>('/platform/builder/sessions', { projectId })).body.data.id;
+    const save = async (files: unknown[]) =>
+      (
+        await api.call<Data<{ checkpoint: { id: string } }>>('PUT', `/platform/builder/sessions/${id}/files`, {
+          files,
+        })
+      ).body.data.checkpoint.id;
+    const v1 = await save([{ path: 'src/app.js', content: 'let a = "é";' }]);
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0xff, 0xfe, 0x00]);
+    const v2 = await save([
+      { path: 'src/app.js', content: 'let a = 2;' },
+      { path: 'logo.png', content: png.toString('base64'), encoding: 'base64' },
+    ]);
+    type File = { path: string; content: string; encoding: string; checkpointId: string; size: number };
+    const read = (query: string, who = api) => who.get<Data<File>>(`/platform/builder/sessions/${id}/files?${query}`);
+
+    const head = await read('path=src/app.js', await member('viewer'));
+    expect([head.status, head.body.data]).toEqual([
+      200,
+      expect.objectContaining({ path: 'src/app.js', content: 'let a = 2;', encoding: 'utf8', checkpointId: v2 }),
+    ]);
+    const old = await read(`path=src%2Fapp.js&checkpointId=${v1}`);
+    expect(old.body.data).toMatchObject({ content: 'let a = "é";', encoding: 'utf8', checkpointId: v1, size: 13 });
+    const bin = await read('path=logo.png');
+    expect(bin.body.data).toMatchObject({ encoding: 'base64', content: png.toString('base64'), size: 7 });
+
+    const missing = await read(`path=logo.png&checkpointId=${v1}`);
+    expect([missing.status, missing.body.message]).toEqual([404, expect.stringContaining('No file logo.png')]);
+    expect((await read(`path=x&checkpointId=${randomUUID()}`)).status).toBe(404);
+    const bad = await read('path=..%2Fetc%2Fpasswd');
+    expect([bad.status, bad.body.message]).toEqual([400, expect.stringContaining('path')]);
+    expect((await read('')).status).toBe(400);
+  });
+
   it("answers 404 for another organisation's session, share and provider, and never shows it", async () => {
     const a = await org();
     const b = await org();
@@ -290,6 +360,8 @@ describe('builder sessions', () => {
       ['DELETE', `/platform/builder/shares/${slug}`, undefined],
       ['POST', `/platform/builder/projects/${a.projectId}/session`, {}],
       ['POST', '/platform/builder/sessions', { projectId: a.projectId }],
+      ['GET', `/platform/builder/projects/${a.projectId}/sessions`, undefined],
+      ['GET', `/platform/builder/sessions/${id}/files?path=index.html`, undefined],
     ] as const) {
       const r = await b.api.call(method, path, body);
       expect([method, path, r.status]).toEqual([method, path, 404]);

@@ -174,6 +174,8 @@ describe('OpenAPI document', () => {
         'GET /platform/builder/providers',
         'POST /platform/builder/sessions',
         'GET /platform/builder/sessions/{id}',
+        'GET /platform/builder/projects/{projectId}/sessions',
+        'GET /platform/builder/sessions/{id}/files',
         'POST /platform/builder/projects/{projectId}/session',
         'PUT /platform/builder/sessions/{id}/files',
         'POST /platform/builder/sessions/{id}/revert',

@@ -11,13 +11,17 @@ import type { BuilderContext } from './compose';
 import {
   CheckpointView,
   CreateSessionRequest,
+  FileContentView,
+  FileQuery,
   LIMITS_TEXT,
+  ListSessionsQuery,
   ProjectSessionParams,
   ProjectSessionRequest,
   RemixRequest,
   RevertRequest,
   SaveFilesRequest,
   SessionIdParams,
+  SessionSummaryView,
   SessionView,
   SetModelRequest,
   SetProviderRequest,
@@ -92,6 +96,46 @@ export function builderSessionRoutes(deps: Pick<BuilderContext, 'builder' | 'aiP
       handler: async ({ body }, req, res) => {
         const p = principalOf(req);
         res.json(await sessionBody(builder, p, await builder.create(p, body)));
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/builder/projects/:projectId/sessions',
+      summary: "List a project's sessions, newest first (without their files and messages: GET a session for those)",
+      description: ACCESS,
+      tags,
+      request: { params: ProjectSessionParams, query: ListSessionsQuery },
+      before: [],
+      responses: { 200: { description: 'Sessions', schema: success(z.array(SessionSummaryView)) } },
+      handler: async ({ params, query }, req, res) => {
+        const list = await builder.list(principalOf(req), params.projectId, query.limit ?? 100);
+        res.json(
+          ok(
+            list.map((s) => ({
+              id: s._id,
+              projectId: s.projectId,
+              title: s.title,
+              providerId: s.providerId ?? null,
+              model: s.model ?? null,
+              isDefault: s.defaultKey === DEFAULT_SESSION_KEY,
+              remixedFrom: s.remixedFrom ?? null,
+              createdAt: s.createdAt.toISOString(),
+            })),
+          ),
+        );
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/builder/sessions/:id/files',
+      summary: 'Read one file of the session: its content at the head (or at checkpointId)',
+      description: `Text comes as it is (encoding utf8); bytes that are not UTF-8 come as base64, as PUT …/files takes them back. A path the head has no file at is 404 FILE_NOT_FOUND. ${ACCESS}`,
+      tags,
+      request: { params: SessionIdParams, query: FileQuery },
+      before: [],
+      responses: { 200: { description: 'The file', schema: success(FileContentView) } },
+      handler: async ({ params, query }, req, res) => {
+        res.json(ok(await builder.readFile(principalOf(req), params.id, query.path, query.checkpointId)));
       },
     }),
     route({

@@ -58,6 +58,17 @@ export const ShareSlugParams = z.object({
 });
 export const TurnEventsParams = z.object({ id: id('session'), turnId: id('turn') });
 
+export const ListSessionsQuery = z.object({
+  limit: queryInt(1, 200).optional().meta({ description: 'At most this many sessions (default 100)' }),
+});
+
+export const FileQuery = z.object({
+  path: filePath,
+  checkpointId: id('checkpoint')
+    .optional()
+    .meta({ description: "Read the file as this checkpoint of the session has it; absent: the session's head" }),
+});
+
 export const CreateSessionRequest = z
   .object({ projectId, title: title.optional(), providerId: id('AI provider').optional(), model: model.optional() })
   .strict()
@@ -206,6 +217,30 @@ export const SessionView = z
       .meta({ description: 'The live preview (inSync, applied and head checkpoints), or null without one' }),
   })
   .meta({ id: 'BuilderSession' });
+
+export const SessionSummaryView = z
+  .object({
+    id: z.uuid(),
+    projectId: z.string(),
+    title: z.string(),
+    providerId: z.uuid().nullable(),
+    model: z.string().nullable(),
+    isDefault: z.boolean(),
+    remixedFrom: z.object({ sessionId: z.uuid(), checkpointId: z.uuid(), slug: z.string() }).nullable(),
+    createdAt: z.iso.datetime(),
+  })
+  .meta({ id: 'BuilderSessionSummary' });
+
+export const FileContentView = z
+  .object({
+    path: z.string(),
+    sha256: z.string(),
+    size: z.number().int(),
+    checkpointId: z.uuid().meta({ description: 'The checkpoint the content was read from' }),
+    encoding: z.enum(['utf8', 'base64']).meta({ description: 'utf8 for text; base64 for bytes that are not UTF-8' }),
+    content: z.string(),
+  })
+  .meta({ id: 'BuilderFileContent' });
 
 export const ShareView = z
   .object({

@@ -71,6 +71,43 @@ export function createBuilderService(deps: {
       return { session: s, checkpoints, messages, running, sandbox };
     },
 
+    /** The project's sessions, newest first; the caller must be able to read the project. */
+    async list(p: Principal, projectId: string, limit: number) {
+      await access.project(p, projectId, 'read');
+      return store.listSessions(p.org._id, projectId, limit);
+    },
+
+    /** One file of the head (or of `checkpointId`): its bytes, as text when they are UTF-8, else base64. */
+    async readFile(p: Principal, id: string, path: string, checkpointId?: string) {
+      const s = await load(p, id, 'read');
+      const at = checkpointId ? await store.getCheckpoint(s.orgId, s._id, checkpointId) : s.head;
+      if (checkpointId && !at)
+        throw new AppError(
+          'CHECKPOINT_NOT_FOUND',
+          `No checkpoint ${checkpointId} in this session; GET the session for its checkpoints.`,
+          { checkpointId },
+        );
+      const entry = at?.files.find((f) => f.path === path);
+      if (!at || !entry)
+        throw new AppError(
+          'FILE_NOT_FOUND',
+          `No file ${path} in ${checkpointId ? `checkpoint ${checkpointId}` : "the session's head"}; GET the session for its files.`,
+          { path },
+        );
+      const bytes = await deps.blobs.get(s.orgId, entry.sha256);
+      const text = new TextDecoder('utf-8', { fatal: true });
+      let content: string;
+      let encoding: 'utf8' | 'base64' = 'utf8';
+      try {
+        content = text.decode(bytes);
+      } catch {
+        // Not UTF-8 (an image, a font): sent as base64, as a save takes it back.
+        content = bytes.toString('base64');
+        encoding = 'base64';
+      }
+      return { path, sha256: entry.sha256, size: entry.size, checkpointId: at._id, encoding, content };
+    },
+
     async create(p: Principal, input: { projectId: string; title?: string; providerId?: string; model?: string }) {
       await access.project(p, input.projectId, 'write');
       const record = await newSession(p, input);
