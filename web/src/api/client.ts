@@ -117,3 +117,32 @@ export function qs(params: Record<string, string | number | boolean | undefined 
   const s = q.toString();
   return s ? `?${s}` : '';
 }
+
+/**
+ * A change whose answer is read as it arrives (a Server-Sent Events stream after a POST, which EventSource cannot
+ * send): the response itself, with the session's CSRF token sent and a refusal thrown as ApiError.
+ */
+export async function callStream(
+  method: string,
+  path: string,
+  body?: unknown,
+  signal?: AbortSignal,
+): Promise<Response> {
+  const headers: Record<string, string> = { accept: 'text/event-stream' };
+  if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: 'same-origin',
+    signal,
+  });
+  noteBudget(res, path);
+  if (!res.ok) {
+    const err = await errorOf(res);
+    if (res.status === 401) onSignedOut?.();
+    throw err;
+  }
+  return res;
+}
