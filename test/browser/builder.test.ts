@@ -169,6 +169,25 @@ describe('web console: AI builder', () => {
     expect(await seriousViolations(page)).toEqual([]);
     await page.evaluate('window.scrollTo(0, 0)');
     await screenshot(page, 'builder-session');
+
+    // The link opens the shared files; a remix copies them into a new session of the project.
+    await page.goto(href);
+    await page.getByRole('heading', { name: 'Shared: Shop', level: 1 }).waitFor();
+    await page.getByRole('cell', { name: 'index.html' }).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Remix into a new session' }).click();
+    await page.waitForURL((u) => /\/builder\/[0-9a-f-]{36}$/.test(u.pathname) && !u.pathname.endsWith(id));
+    await page.getByRole('heading', { name: 'Shop', level: 1 }).waitFor();
+    const remixId = new URL(page.url()).pathname.split('/').pop()!;
+    sessions.push(remixId);
+    const remixed = (
+      await api.get<Data<SessionBody & { remixedFrom: { slug: string } }>>(`/platform/builder/sessions/${remixId}`)
+    ).body.data;
+    expect(remixed).toMatchObject({
+      remixedFrom: { slug },
+      head: { files: [{ path: 'index.html', sha256: sha(INDEX) }] },
+    });
+    await page.getByRole('button', { name: `index.html, ${INDEX.length} bytes` }).waitFor();
     await page.context().close();
   }, 420_000);
 });
