@@ -1,10 +1,185 @@
-import { Page } from '../../ui';
+// uPlot is imported here only, so it stays in this page's chunk and out of the first load.
+import 'uplot/dist/uPlot.min.css';
 
-/** Placeholder until this area's page is built. */
-export default function usagePage() {
+import { useEffect, useId, useRef, useState } from 'react';
+import uPlot from 'uplot';
+
+import { qs } from '../../api/client';
+import { useApi } from '../../api/hooks';
+import { DataTable, Empty, ErrorNote, Loading, Page, Section, SelectField } from '../../ui';
+
+/** The shapes of api/features/usage/schemas.ts, as the console reads them. */
+interface Figure {
+  value: number;
+  unit: string;
+  limit: number | null;
+}
+type Metric =
+  | 'cpuSeconds'
+  | 'memoryGbHours'
+  | 'buildMinutes'
+  | 'requests'
+  | 'requestBytes'
+  | 'responseBytes'
+  | 'aiInputTokens'
+  | 'aiOutputTokens'
+  | 'volumeGbHours'
+  | 'databaseGbHours'
+  | 'backupGbHours'
+  | 'bucketGbHours';
+type Figures = Record<Metric, Figure>;
+interface Usage {
+  from: string;
+  to: string;
+  plan: string;
+  total: Figures;
+  groups: Array<{ key: string | null; usage: Figures }>;
+  hours: { rolledUp: number; live: number };
+}
+
+const LABELS: Record<Metric, string> = {
+  cpuSeconds: 'CPU time',
+  memoryGbHours: 'Memory',
+  buildMinutes: 'Build time',
+  requests: 'Requests',
+  requestBytes: 'Request bytes',
+  responseBytes: 'Response bytes',
+  aiInputTokens: 'AI input tokens',
+  aiOutputTokens: 'AI output tokens',
+  volumeGbHours: 'Volume storage',
+  databaseGbHours: 'Database storage',
+  backupGbHours: 'Backup storage',
+  bucketGbHours: 'Bucket storage',
+};
+
+/** The charts: each a few metrics of one kind, so a chart's series share a unit. */
+const CHARTS: Array<{ title: string; metrics: Metric[] }> = [
+  { title: 'Compute', metrics: ['cpuSeconds', 'buildMinutes'] },
+  {
+    title: 'Memory and storage (GiB × hours)',
+    metrics: ['memoryGbHours', 'volumeGbHours', 'databaseGbHours', 'bucketGbHours'],
+  },
+  { title: 'Requests', metrics: ['requests'] },
+  { title: 'AI tokens', metrics: ['aiInputTokens', 'aiOutputTokens'] },
+];
+const COLOURS = ['#1d4ed8', '#b42318', '#085d3a', '#7a2e0e'];
+
+const RANGES = [
+  { value: 'month', label: 'This month so far', days: 0 },
+  { value: '7', label: 'Last 7 days', days: 7 },
+  { value: '30', label: 'Last 30 days', days: 30 },
+  { value: '90', label: 'Last 90 days', days: 90 },
+] as const;
+
+/** A UTC date `days` before today (the api counts usage per UTC hour and takes UTC dates). */
+function daysAgo(days: number): string {
+  const d = new Date();
+  d.setUTCDate(d.getUTCDate() - days);
+  return d.toISOString().slice(0, 10);
+}
+
+const number = (v: number) => v.toLocaleString(undefined, { maximumFractionDigits: 3 });
+
+export default function UsagePage() {
+  const [range, setRange] = useState<string>('month');
+  const days = RANGES.find((r) => r.value === range)?.days ?? 0;
+  const usage = useApi<Usage>(`/platform/usage${qs({ groupBy: 'day', from: days ? daysAgo(days) : undefined })}`);
+  const u = usage.data;
   return (
     <Page title="Usage">
-      <p>This page is being built.</p>
+      <SelectField
+        label="Period"
+        value={range}
+        onChange={(e) => setRange(e.target.value)}
+        options={RANGES.map((r) => ({ value: r.value, label: r.label }))}
+      />
+      {usage.isPending && <Loading what="Loading usage" />}
+      <ErrorNote error={usage.error} />
+      {u && (
+        <>
+          <p className="muted">
+            From {u.from} to {u.to} (UTC), plan {u.plan}; per UTC day.
+          </p>
+          {u.groups.length === 0 ? (
+            <Empty>
+              No usage in this period yet: deployments, builds, storage and AI builder turns are counted hourly.
+            </Empty>
+          ) : (
+            <div className="usage-charts">
+              {CHARTS.map((c) => (
+                <Chart key={c.title} title={c.title} metrics={c.metrics} usage={u} />
+              ))}
+            </div>
+          )}
+          <Section title="Totals">
+            <DataTable
+              caption="Usage totals over the period"
+              rows={Object.keys(LABELS) as Metric[]}
+              rowKey={(m) => m}
+              columns={[
+                { header: 'Metric', cell: (m) => LABELS[m] },
+                { header: 'Amount', cell: (m) => number(u.total[m].value) },
+                { header: 'Unit', cell: (m) => u.total[m].unit },
+                { header: 'Plan limit', cell: (m) => (u.total[m].limit === null ? '—' : number(u.total[m].limit!)) },
+              ]}
+            />
+          </Section>
+        </>
+      )}
     </Page>
+  );
+}
+
+/** One uPlot chart of some metrics per day; the numbers are also in the totals table for those who cannot see it. */
+function Chart({ title, metrics, usage }: { title: string; metrics: Metric[]; usage: Usage }) {
+  const box = useRef<HTMLDivElement>(null);
+  const id = useId();
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const days = usage.groups.filter((g) => g.key !== null);
+    const xs = days.map((g) => Date.parse(`${g.key}T00:00:00Z`) / 1000);
+    const data: uPlot.AlignedData = [xs, ...metrics.map((m) => days.map((g) => g.usage[m].value))];
+    const plot = new uPlot(
+      {
+        width: Math.max(280, el.clientWidth || 480),
+        height: 220,
+        // The legend is ours (below), in plain text: uPlot's own is a table of clickable rows.
+        legend: { show: false },
+        series: [
+          {},
+          ...metrics.map((m, i) => ({
+            label: `${LABELS[m]} (${usage.total[m].unit})`,
+            stroke: COLOURS[i % COLOURS.length],
+            width: 2,
+            points: { show: true },
+          })),
+        ],
+        axes: [{}, { size: 70 }],
+      },
+      data,
+      el,
+    );
+    return () => plot.destroy();
+  }, [metrics, usage]);
+  return (
+    <figure className="card usage-chart" aria-labelledby={id}>
+      <figcaption id={id}>
+        <h2>{title}</h2>
+      </figcaption>
+      <div
+        ref={box}
+        role="img"
+        aria-label={`${title} per day: ${metrics.map((m) => `${LABELS[m]} ${number(usage.total[m].value)} ${usage.total[m].unit} in total`).join('; ')}`}
+      />
+      <ul className="usage-legend">
+        {metrics.map((m, i) => (
+          <li key={m}>
+            <span className="usage-swatch" style={{ background: COLOURS[i % COLOURS.length] }} aria-hidden="true" />
+            {LABELS[m]} ({usage.total[m].unit})
+          </li>
+        ))}
+      </ul>
+    </figure>
   );
 }
