@@ -1,9 +1,10 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 
 import type { Browser, Page } from 'playwright-core';
 
 import { previewRouteKey } from '@shared/builder/sandbox-store';
 import { edgeRouterFromConfig } from '@shared/edge';
+import { createProjectStore } from '@shared/projects/store';
 
 import { openai, type ProviderDouble, startOpenAiDouble } from '../helpers/ai-doubles';
 import { launchBrowser, newPage, screenshot, seriousViolations, signIn } from '../helpers/browser';
@@ -189,5 +190,28 @@ describe('web console: AI builder', () => {
     });
     await page.getByRole('button', { name: `index.html, ${INDEX.length} bytes` }).waitFor();
     await page.context().close();
+
+    // An org viewer in the project reads the session, its files and preview, and is offered no change.
+    const viewer = await h.identity.addUser({ orgId: o.orgId, email: `${randomUUID()}@x.invalid`, role: 'viewer' });
+    await createProjectStore(h.db).addMember({
+      projectId: o.projectId,
+      orgId: o.orgId,
+      userId: viewer._id,
+      role: 'viewer',
+      addedAt: new Date(),
+      addedBy: o.userId,
+    });
+    const viewerToken = await h.identity.createToken({ orgId: o.orgId, userId: viewer._id, name: 'v', scopes: [] });
+    const reader = await newPage(browser);
+    await signIn(reader, h.baseUrl, viewerToken.token, `/builder/${id}`);
+    await reader.getByRole('heading', { name: 'Shop', level: 1 }).waitFor();
+    await reader.getByText('Your role reads this session').waitFor();
+    await reader.getByRole('button', { name: `index.html, ${INDEX.length} bytes` }).click();
+    await reader.getByRole('textbox', { name: 'Contents of index.html' }).waitFor();
+    await reader.getByTitle('Live preview of Shop').waitFor();
+    for (const name of ['Send', 'Save index.html', 'Revert to checkpoint #1', 'Create share link', 'Sync preview'])
+      expect([name, await reader.getByRole('button', { name }).count()]).toEqual([name, 0]);
+    expect(await seriousViolations(reader)).toEqual([]);
+    await reader.context().close();
   }, 420_000);
 });

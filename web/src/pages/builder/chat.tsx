@@ -40,7 +40,7 @@ function step(e: TurnEvent): string | undefined {
  * The conversation: earlier messages from the session, and the running turn followed by its event stream (the
  * message's own stream, or the turn's events route when the page opens on a turn already running).
  */
-export function Chat({ session: s }: { session: Session }) {
+export function Chat({ session: s, canChange }: { session: Session; canChange: boolean }) {
   const client = useQueryClient();
   const [live, setLive] = useState<Live | null>(null);
   const [draft, setDraft] = useState('');
@@ -132,27 +132,30 @@ export function Chat({ session: s }: { session: Session }) {
           )}
         </ol>
       </div>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          send();
-        }}
-      >
-        <TextArea
-          label="Message"
-          rows={3}
-          value={draft}
-          maxLength={32768}
-          placeholder="Make a page that says hello"
-          onChange={(e) => setDraft(e.target.value)}
-        />
-        <ErrorNote error={error} />
-        <div className="form-actions">
-          <Button type="submit" variant="primary" busy={busy} disabled={!draft.trim()}>
-            Send
-          </Button>
-        </div>
-      </form>
+      <ErrorNote error={canChange ? null : error} />
+      {canChange && (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            send();
+          }}
+        >
+          <TextArea
+            label="Message"
+            rows={3}
+            value={draft}
+            maxLength={32768}
+            placeholder="Make a page that says hello"
+            onChange={(e) => setDraft(e.target.value)}
+          />
+          <ErrorNote error={error} />
+          <div className="form-actions">
+            <Button type="submit" variant="primary" busy={busy} disabled={!draft.trim()}>
+              Send
+            </Button>
+          </div>
+        </form>
+      )}
     </Section>
   );
 }

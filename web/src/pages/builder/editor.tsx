@@ -42,7 +42,17 @@ function languageOf(path: string) {
  * A CodeMirror 6 editor of one file; `onChange` gets the text as it is edited. A new `doc` (another file, or the same
  * file read again after a save or a turn) replaces the editor's state.
  */
-export function CodeEditor({ path, doc, onChange }: { path: string; doc: string; onChange: (text: string) => void }) {
+export function CodeEditor({
+  path,
+  doc,
+  onChange,
+  readOnly = false,
+}: {
+  path: string;
+  doc: string;
+  onChange: (text: string) => void;
+  readOnly?: boolean;
+}) {
   const host = useRef<HTMLDivElement>(null);
   const changed = useRef(onChange);
   changed.current = onChange;
@@ -57,6 +67,7 @@ export function CodeEditor({ path, doc, onChange }: { path: string; doc: string;
         EditorView.lineWrapping,
         EditorView.theme({ '.cm-gutters': { color: '#4d5562' } }),
         ...languageOf(path),
+        EditorView.editable.of(!readOnly),
         EditorView.contentAttributes.of({ 'aria-label': `Contents of ${path}` }),
         EditorView.updateListener.of((u) => {
           if (u.docChanged) changed.current(u.state.doc.toString());
@@ -64,6 +75,6 @@ export function CodeEditor({ path, doc, onChange }: { path: string; doc: string;
       ],
     });
     return () => view.destroy();
-  }, [path, doc]);
+  }, [path, doc, readOnly]);
   return <div className="builder-editor" ref={host} />;
 }

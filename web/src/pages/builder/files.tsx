@@ -57,7 +57,7 @@ function TreeList({ dir, open, onOpen }: { dir: Dir; open: string | null; onOpen
 }
 
 /** The head's files as a tree, and the open one in the editor; a save is a new checkpoint made against the head. */
-export function Files({ session: s }: { session: Session }) {
+export function Files({ session: s, canChange }: { session: Session; canChange: boolean }) {
   const files = s.head?.files ?? [];
   const [open, setOpen] = useState<string | null>(null);
   const [newPath, setNewPath] = useState('');
@@ -71,11 +71,17 @@ export function Files({ session: s }: { session: Session }) {
           ) : (
             <TreeList dir={tree(files)} open={openFile} onOpen={setOpen} />
           )}
-          <NewFile session={s} path={newPath} setPath={setNewPath} onCreated={setOpen} />
+          {canChange && <NewFile session={s} path={newPath} setPath={setNewPath} onCreated={setOpen} />}
         </nav>
         <div className="builder-editor-pane">
           {openFile && s.head ? (
-            <OpenFile key={`${openFile}@${s.head.id}`} session={s} path={openFile} headId={s.head.id} />
+            <OpenFile
+              key={`${openFile}@${s.head.id}`}
+              session={s}
+              path={openFile}
+              headId={s.head.id}
+              canChange={canChange}
+            />
           ) : (
             <p className="muted">Choose a file in the tree to read and edit it.</p>
           )}
@@ -126,7 +132,17 @@ function NewFile({
   );
 }
 
-function OpenFile({ session: s, path, headId }: { session: Session; path: string; headId: string }) {
+function OpenFile({
+  session: s,
+  path,
+  headId,
+  canChange,
+}: {
+  session: Session;
+  path: string;
+  headId: string;
+  canChange: boolean;
+}) {
   // Read at the head's checkpoint: the answer never changes, so the cache is right for as long as the head is.
   const file = useApi<FileContent>(
     `${sessionPath(s.id)}/files?path=${encodeURIComponent(path)}&checkpointId=${encodeURIComponent(headId)}`,
@@ -154,14 +170,16 @@ function OpenFile({ session: s, path, headId }: { session: Session; path: string
       }}
     >
       <h3 className="builder-path">{path}</h3>
-      <CodeEditor path={path} doc={file.data.content} onChange={setDraft} />
+      <CodeEditor path={path} doc={file.data.content} onChange={setDraft} readOnly={!canChange} />
       <ErrorNote error={save.error} />
-      <div className="form-actions">
-        <Button type="submit" variant="primary" busy={save.isPending} disabled={!changed}>
-          Save {path}
-        </Button>
-        {changed && <span className="muted">Unsaved changes</span>}
-      </div>
+      {canChange && (
+        <div className="form-actions">
+          <Button type="submit" variant="primary" busy={save.isPending} disabled={!changed}>
+            Save {path}
+          </Button>
+          {changed && <span className="muted">Unsaved changes</span>}
+        </div>
+      )}
     </form>
   );
 }

@@ -4,7 +4,7 @@ import { Link, useParams } from 'react-router';
 
 import { del, get, post, put } from '../../api/client';
 import { useApi, useChange } from '../../api/hooks';
-import { useCan } from '../../api/session';
+import { useCan, useMe } from '../../api/session';
 import { Button, DataTable, ErrorNote, Loading, Page, Section, SelectField, StatusBadge, Time } from '../../ui';
 import { Chat } from './chat';
 import { Files } from './files';
@@ -15,6 +15,9 @@ import { sessionPath } from './types';
 export default function SessionPage() {
   const { id = '' } = useParams();
   const session = useApi<Session>(sessionPath(id));
+  // An org viewer reads sessions and changes none (the api refuses it); a project viewer is refused by the api alone,
+  // since the console does not know the caller's role in each project.
+  const canChange = useMe().user.role !== 'viewer';
   const s = session.data;
   if (!s)
     return (
@@ -31,14 +34,18 @@ export default function SessionPage() {
       title={s.title}
       actions={<Link to={`/builder?project=${encodeURIComponent(s.projectId)}`}>All sessions</Link>}
     >
-      <ModelChoice session={s} />
+      {canChange ? (
+        <ModelChoice session={s} />
+      ) : (
+        <p className="muted">Your role reads this session; a project developer or admin changes it.</p>
+      )}
       <div className="builder-grid">
-        <Chat session={s} />
-        <Preview session={s} />
+        <Chat session={s} canChange={canChange} />
+        <Preview session={s} canChange={canChange} />
       </div>
-      <Files session={s} />
-      <Checkpoints session={s} />
-      <ShareSection session={s} />
+      <Files session={s} canChange={canChange} />
+      <Checkpoints session={s} canChange={canChange} />
+      {canChange && <ShareSection session={s} />}
       <Publish session={s} />
     </Page>
   );
@@ -102,7 +109,7 @@ interface SyncProgress {
 }
 
 /** The live preview: the sandbox's stable URL in a frame; configured, then synced to the head on demand. */
-function Preview({ session: s }: { session: Session }) {
+function Preview({ session: s, canChange }: { session: Session; canChange: boolean }) {
   const client = useQueryClient();
   const [runtime, setRuntime] = useState<Sandbox['runtime']>('static');
   const [busy, setBusy] = useState(false);
@@ -147,12 +154,16 @@ function Preview({ session: s }: { session: Session }) {
             src={sandbox.previewUrl}
             sandbox="allow-scripts allow-forms allow-same-origin allow-popups"
           />
-          <div className="form-actions">
-            <Button onClick={() => void sync(false)} busy={busy}>
-              Sync preview
-            </Button>
-          </div>
+          {canChange && (
+            <div className="form-actions">
+              <Button onClick={() => void sync(false)} busy={busy}>
+                Sync preview
+              </Button>
+            </div>
+          )}
         </>
+      ) : !canChange ? (
+        <p className="muted">No preview yet.</p>
       ) : (
         <form
           onSubmit={(e) => {
@@ -184,7 +195,7 @@ function Preview({ session: s }: { session: Session }) {
 }
 
 /** The latest checkpoints, newest first; reverting makes a new checkpoint with an earlier one's files. */
-function Checkpoints({ session: s }: { session: Session }) {
+function Checkpoints({ session: s, canChange }: { session: Session; canChange: boolean }) {
   const revert = useChange<string, unknown>('POST', `${sessionPath(s.id)}/revert`, {
     invalidates: [sessionPath(s.id)],
     body: (checkpointId) => ({ checkpointId, expectedHead: s.head?.id ?? null }),
@@ -205,7 +216,7 @@ function Checkpoints({ session: s }: { session: Session }) {
             header: 'Actions',
             hiddenHeader: true,
             cell: (c) =>
-              c.id === s.head?.id ? null : (
+              c.id === s.head?.id || !canChange ? null : (
                 <Button onClick={() => revert.mutate(c.id)} busy={revert.isPending && revert.variables === c.id}>
                   Revert to checkpoint #{c.seq}
                 </Button>

@@ -3,6 +3,7 @@ import { Link, useNavigate, useSearchParams } from 'react-router';
 
 import { qs } from '../../api/client';
 import { useApi, useChange } from '../../api/hooks';
+import { useMe } from '../../api/session';
 import { Button, DataTable, Empty, ErrorNote, Loading, Page, Section, SelectField, TextField, Time } from '../../ui';
 import type { Project, Provider, Session, SessionSummary } from './types';
 
@@ -12,6 +13,8 @@ export function SessionsList() {
   const projects = useApi<{ projects: Project[] }>(`/platform/projects${qs({ limit: 100 })}`);
   const list = projects.data?.projects ?? [];
   const projectId = params.get('project') ?? list[0]?.id;
+  // An org viewer reads sessions and makes none: the api refuses it, so the page offers nothing it would refuse.
+  const canChange = useMe().user.role !== 'viewer';
 
   return (
     <Page title="AI Builder">
@@ -32,8 +35,8 @@ export function SessionsList() {
             options={list.map((p) => ({ value: p.id, label: p.name }))}
           />
           <ProjectSessions projectId={projectId} />
-          <NewSession projectId={projectId} />
-          <RemixForm projectId={projectId} />
+          {canChange && <NewSession projectId={projectId} />}
+          {canChange && <RemixForm projectId={projectId} />}
         </>
       )}
     </Page>
