@@ -179,6 +179,9 @@ describe('volumes attached to deployments', () => {
     expect(del.status).toBe(409);
     expect(del.body.message).toContain(`mounted by deployment ${name} (${id})`);
     expect(del.body.message).toContain(`DELETE /platform/deployments/${id}/volumes/${volumeId}`);
+    // The volume's own read names its holder, so a person sees why before trying.
+    const held = await api.get<{ data: { attachedTo: unknown } }>(`/platform/volumes/${volumeId}`);
+    expect(held.body.data.attachedTo).toEqual({ deploymentId: id, deploymentName: name, mountPath: '/data' });
     // Another organisation sees neither.
     const stranger = client(h, (await h.newOrg('pro')).token);
     expect((await stranger.get(`/platform/deployments/${id}/volumes`)).status).toBe(404);
@@ -192,6 +195,9 @@ describe('volumes attached to deployments', () => {
     expect(detached.body.data.volumes).toEqual([]);
     expect(await command(id, detached.body.data.command.id)).toMatchObject({ state: 'succeeded' });
     expect((await releases(id))[0]!.mounts).toEqual([]);
+    expect(
+      (await api.get<{ data: { attachedTo: unknown } }>(`/platform/volumes/${volumeId}`)).body.data.attachedTo,
+    ).toBeNull();
     expect(await exec(id, ['/bin/busybox', 'sh', '-c', 'test -e /data/file && echo present || echo absent'])).toBe(
       'absent\n',
     );

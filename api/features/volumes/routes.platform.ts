@@ -68,7 +68,7 @@ export function volumeRoutes(ctx: Pick<VolumesContext, 'volumes' | 'can'>): Rout
     route({
       method: 'get',
       path: '/volumes/:id',
-      summary: 'A volume and where its storage stands',
+      summary: 'A volume, where its storage stands and the deployment that mounts it',
       tags,
       request: { params: VolumeIdParams },
       before: [can('volume.read', thisVolume)],
@@ -77,7 +77,8 @@ export function volumeRoutes(ctx: Pick<VolumesContext, 'volumes' | 'can'>): Rout
         404: { description: 'VOLUME_NOT_FOUND' },
       },
       handler: async ({ params }, req, res) => {
-        res.json(ok(volumeView(await volumes.get(principalOf(req), params.id))));
+        const { volume, attachedTo } = await volumes.getWithHolder(principalOf(req), params.id);
+        res.json(ok({ ...volumeView(volume), attachedTo }));
       },
     }),
     route({

@@ -55,6 +55,14 @@ export const Volume = z
     error: z.string().nullable(),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
+    attachedTo: z
+      .object({ deploymentId: z.string(), deploymentName: z.string(), mountPath: z.string() })
+      .nullable()
+      .optional()
+      .meta({
+        description:
+          'GET /volumes/{id} only: the deployment that mounts it and where (null when none does); a mounted volume cannot be deleted until it is detached',
+      }),
   })
   .meta({ id: 'Volume' });
 

@@ -62,6 +62,15 @@ export function createVolumeService(deps: VolumeServiceDeps) {
     return v;
   }
 
+  /** The deployment that mounts the volume now, if one does (a destroyed deployment's mount is not counted). */
+  async function holderOf(principal: Principal, id: string) {
+    const attached = await deps.deployments.attachments.findByVolume(id);
+    const holder = attached && (await deps.deployments.get(principal.org._id, attached.deploymentId));
+    return attached && holder
+      ? { deploymentId: holder._id, deploymentName: holder.name, mountPath: attached.mountPath }
+      : null;
+  }
+
   async function startWorkflow(v: VolumeRecord, principal: Principal): Promise<void> {
     const input: VolumeWorkflowInput = { volumeId: v._id, orgId: v.orgId, sizeGb: v.sizeGb };
     try {
@@ -137,6 +146,12 @@ export function createVolumeService(deps: VolumeServiceDeps) {
     },
 
     /** By name: every volume for org owners and admins, the organisation's and your projects' otherwise. */
+    /** A volume with the deployment that mounts it (null when none does): what a person checks before deleting. */
+    async getWithHolder(principal: Principal, id: string) {
+      const v = await get(principal, id);
+      return { volume: v, attachedTo: await holderOf(principal, id) };
+    },
+
     async list(principal: Principal, q: { projectId?: string | undefined; limit: number; offset: number }) {
       return listVisible(deps.authz, principal, q, (filter) => store.list(principal.org._id, filter));
     },
@@ -147,15 +162,14 @@ export function createVolumeService(deps: VolumeServiceDeps) {
      */
     async remove(principal: Principal, id: string): Promise<VolumeRecord> {
       const v = await get(principal, id);
-      const attached = await deps.deployments.attachments.findByVolume(id);
       // A destroyed deployment's attachment goes once its containers are gone; until then the storage's own delete
       // refuses while a container mounts it.
-      const holder = attached && (await deps.deployments.get(principal.org._id, attached.deploymentId));
-      if (attached && holder)
+      const holder = await holderOf(principal, id);
+      if (holder)
         throw new AppError(
           'VOLUME_ATTACHED',
-          `Volume ${v.name} is mounted by deployment ${holder.name} (${holder._id}) at ${attached.mountPath}; detach it first with DELETE /platform/deployments/${holder._id}/volumes/${id}, then delete it.`,
-          { volumeId: id, deploymentId: holder._id, deploymentName: holder.name, mountPath: attached.mountPath },
+          `Volume ${v.name} is mounted by deployment ${holder.deploymentName} (${holder.deploymentId}) at ${holder.mountPath}; detach it first with DELETE /platform/deployments/${holder.deploymentId}/volumes/${id}, then delete it.`,
+          { volumeId: id, ...holder },
         );
       const ask = () =>
         deps.temporal.workflow.withDeadline(new Date(Date.now() + deps.acceptWaitMs), () =>
