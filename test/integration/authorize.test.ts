@@ -480,6 +480,28 @@ describe('authorize: the permission table and the behaviour agree, route by rout
       expect((r.body as { message: string }).message ?? (r.body as { error: string }).error).toMatch(p);
   });
 
+  it('opens the organisation-wide status stream for every role with deployment.read, and for no token without it', async () => {
+    /** The stream's status: a granted one stays open, so only its head is read. */
+    const streamStatus = async (token: string) => {
+      const abort = new AbortController();
+      const r = await fetch(`${h.baseUrl}/platform/deployment-events`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: abort.signal,
+      });
+      abort.abort();
+      return r.status;
+    };
+    for (const role of ORG_ROLES) {
+      const user = await h.identity.addUser({ orgId, email: `stream-${role}-${randomUUID()}@example.com`, role });
+      const full = await h.identity.createToken({ orgId, userId: user._id, name: 's', scopes: [...PERMISSIONS] });
+      const want = roleAllows(role, 'deployment.read') ? 200 : 403;
+      expect([role, await streamStatus(full.token)]).toEqual([role, want]);
+      const scopes = PERMISSIONS.filter((q) => q !== 'deployment.read');
+      const without = await h.identity.createToken({ orgId, userId: user._id, name: 's-', scopes });
+      expect([role, await streamStatus(without.token)]).toEqual([role, 403]);
+    }
+  });
+
   it('refuses every permission to a token without its scope, even the owner’s, with 403 naming the scope', async () => {
     for (const p of PERMISSIONS) {
       const t = await h.identity.createToken({

@@ -34,6 +34,7 @@ describe('OpenAPI document', () => {
         'DELETE /compat/deployments/{id}',
         'GET /compat/deployments/{id}/logs',
         'GET /platform/deployments/{id}/events',
+        'GET /platform/deployment-events',
         'POST /platform/tokens',
         'GET /platform/tokens/current',
         'POST /platform/session',

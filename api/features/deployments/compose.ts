@@ -7,6 +7,7 @@ import type { Core } from '../../core';
 import type { FeatureContext } from '../feature';
 import { createDeploymentFollower } from './events';
 import { createDeploymentObserver } from './observe';
+import { createOrgStatusHub } from './org-events';
 import { createQuota, quotaRecords } from './quota';
 import { createDeploymentService } from './service';
 import { createDeploymentWaiter } from './wait';
@@ -19,11 +20,12 @@ export async function composeDeployments(core: Core) {
   // Sequential on purpose: FerretDB handles concurrent index builds poorly.
   await store.ensureIndexes();
   await logs.ensureIndexes();
+  const model = createStatusModel({ redis: core.redis, keyPrefix: config.REDIS_KEY_PREFIX, store });
   const deployments = createDeploymentService({
     store,
     logs,
     feed: core.statusFeed,
-    model: createStatusModel({ redis: core.redis, keyPrefix: config.REDIS_KEY_PREFIX, store }),
+    model,
     uploads: core.uploadStore,
     projects: core.projectStore,
     authz: core.authz,
@@ -54,6 +56,8 @@ export async function composeDeployments(core: Core) {
       logs,
       config,
     }),
+    /** Every deployment's status changes, for the streams that follow a whole organisation. */
+    orgStatus: createOrgStatusHub({ redis: core.redis, keyPrefix: config.REDIS_KEY_PREFIX, model, log: core.log }),
     /** The long-poll of a status read (`?wait=`). */
     waitForDeployment: createDeploymentWaiter({ feed: core.statusFeed, get }),
     /** Status, commands, platform lines and the instances' output from a cursor on (the events stream). */

@@ -2,6 +2,7 @@ import { defineFeature } from '../feature';
 import { composeDeployments } from './compose';
 import { compatDeploymentRoutes } from './routes.compat';
 import { deploymentEventRoutes } from './routes.events';
+import { orgDeploymentEventRoutes } from './routes.org-events';
 import { platformDeploymentRoutes } from './routes.platform';
 import { deploymentTools } from './tools.mcp';
 import { deploymentControlTools } from './tools-control.mcp';
@@ -11,7 +12,11 @@ export const deploymentsFeature = defineFeature({
   compose: composeDeployments,
   routes: {
     compat: compatDeploymentRoutes,
-    platform: (ctx) => [...platformDeploymentRoutes(ctx), ...deploymentEventRoutes(ctx)],
+    platform: (ctx) => [
+      ...platformDeploymentRoutes(ctx),
+      ...deploymentEventRoutes(ctx),
+      ...orgDeploymentEventRoutes(ctx),
+    ],
   },
   tools: (ctx) => [...deploymentTools(ctx), ...deploymentControlTools(ctx)],
 });
