@@ -62,11 +62,10 @@ describe('web console: AI builder', () => {
     })()`);
   /** Waits until the editor of index.html shows `text` (read from the page, as the editor renders it). */
   const editorShows = (page: Page, text: string) =>
-    page.waitForFunction(
-      `document.querySelector('[aria-label="Contents of index.html"]')?.textContent?.includes(${JSON.stringify(text)})`,
-      undefined,
-      { timeout: 30_000 },
-    );
+    page
+      .getByRole('textbox', { name: 'Contents of index.html' })
+      .filter({ hasText: text })
+      .waitFor({ timeout: 30_000 });
 
   it('creates a session, streams a turn, edits and saves a file, reverts, previews and shares it', async () => {
     const o = await h.newOrgWithProject();
