@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 
 import type { Browser, Page } from 'playwright-core';
 
+import { createDeploymentStore } from '@shared/deployments/store';
+import type { DeploymentEvent, DeploymentRecord } from '@shared/deployments/types';
 import { PERMISSIONS } from '@shared/permissions';
 
 import { launchBrowser, newPage, screenshot, seriousViolations, signIn } from '../helpers/browser';
@@ -127,18 +129,38 @@ describe('web console: projects, domains, Git, tickets, usage and settings', () 
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'tickets');
 
-    // Usage: its charts, or the empty state of an organisation that has used nothing yet.
+    // Usage: a build of the last hours, as the api records a deployment's statuses, is charted per hour.
     await page.getByRole('link', { name: 'Usage' }).click();
     await heading(page, 'Usage');
     await page.getByRole('heading', { level: 2, name: 'Totals' }).waitFor();
-    await page.waitForFunction(
-      "document.querySelector('main canvas') !== null || document.body.textContent.includes('No usage in this period')",
-      undefined,
-      { timeout: 30_000 },
-    );
     expect(await seriousViolations(page)).toEqual([]);
-    await page.getByLabel('Period').selectOption('30');
-    await page.getByText(/^From \d{4}-/).waitFor();
+    const built = Date.now() - 90 * 60_000;
+    const ev = (status: DeploymentEvent['status'], at: number): DeploymentEvent => ({
+      status,
+      message: status,
+      at: new Date(at),
+    });
+    const id = randomUUID();
+    await createDeploymentStore(h.db).insert({
+      _id: id,
+      orgId: owner.orgId,
+      createdBy: owner.userId,
+      origin: 'platform',
+      name: `built-${id.slice(0, 6)}`,
+      provider: 'engine_local',
+      source: { type: 'image', image: 'example/app:1' },
+      port: 8080,
+      revision: 1,
+      status: 'stopped',
+      version: 3,
+      events: [ev('queued', built - 60_000), ev('building', built), ev('stopped', built + 30 * 60_000)],
+      createdAt: new Date(built - 60_000),
+      updatedAt: new Date(built + 30 * 60_000),
+    } satisfies DeploymentRecord);
+    await page.getByLabel('Period').selectOption('24h');
+    await page.getByText(/per UTC hour/).waitFor();
+    await page.getByRole('img', { name: /^Compute per hour: .*Build time 30 minutes in total/ }).waitFor();
+    await page.waitForFunction("document.querySelectorAll('main canvas').length >= 4", undefined, { timeout: 30_000 });
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'usage');
 

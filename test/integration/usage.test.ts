@@ -66,7 +66,7 @@ interface Fact {
   perHour?: number;
 }
 const overlapH = (f: Fact, a: number, b: number) => Math.max(0, Math.min(f.to!, b) - Math.max(f.from!, a)) / HOUR;
-function expected(facts: Fact[], from: number, to: number, groupBy: 'day' | 'project' | 'deployment') {
+function expected(facts: Fact[], from: number, to: number, groupBy: 'day' | 'hour' | 'project' | 'deployment') {
   const groups = new Map<string | null, Record<Metric, number>>();
   const add = (key: string | null, m: Metric, v: number) => {
     if (!v) return;
@@ -81,14 +81,17 @@ function expected(facts: Fact[], from: number, to: number, groupBy: 'day' | 'pro
     days.push([d, next]);
     d = next;
   }
+  const hours: [number, number][] = [];
+  for (let t = from; t < to; t += HOUR) hours.push([t, t + HOUR]);
   const dayKey = (t: number) => new Date(t).toISOString().slice(0, 10);
+  const hourKey = (t: number) => new Date(Math.floor(t / HOUR) * HOUR).toISOString();
+  const timeKey = groupBy === 'day' ? dayKey : groupBy === 'hour' ? hourKey : undefined;
+  const windows = groupBy === 'day' ? days : groupBy === 'hour' ? hours : [[from, to] as [number, number]];
   for (const f of facts) {
     const key = groupBy === 'project' ? f.projectId : groupBy === 'deployment' ? f.deploymentId : null;
     if (f.at !== undefined) {
-      if (f.at >= from && f.at < to) add(groupBy === 'day' ? dayKey(f.at) : key, f.metric, f.value!);
-    } else
-      for (const [a, b] of groupBy === 'day' ? days : [[from, to] as [number, number]])
-        add(groupBy === 'day' ? dayKey(a) : key, f.metric, f.perHour! * overlapH(f, a, b));
+      if (f.at >= from && f.at < to) add(timeKey ? timeKey(f.at) : key, f.metric, f.value!);
+    } else for (const [a, b] of windows) add(timeKey ? timeKey(a) : key, f.metric, f.perHour! * overlapH(f, a, b));
   }
   return groups;
 }
@@ -138,7 +141,7 @@ describe('GET /platform/usage: usage per organisation from the records the platf
     }
   }
 
-  it('answers a past period from its hourly records, the same after the raw samples are swept, per day, project and deployment', async () => {
+  it('answers a past period from its hourly records, the same after the raw samples are swept, per day, hour, project and deployment', async () => {
     const a = await h.newOrgWithProject('pro');
     const b = await h.newOrgWithProject('pro');
     const apiA = client(h, a.token);
@@ -372,7 +375,7 @@ describe('GET /platform/usage: usage per organisation from the records the platf
       return r.body.data;
     };
     const answers: Record<string, UsageBody['data']> = {};
-    for (const groupBy of ['day', 'project', 'deployment'] as const) {
+    for (const groupBy of ['day', 'hour', 'project', 'deployment'] as const) {
       const got = await ask(apiA, groupBy);
       expect(got).toMatchObject({
         from: new Date(p0).toISOString(),
@@ -408,7 +411,7 @@ describe('GET /platform/usage: usage per organisation from the records the platf
     await createMetricsStore(h.db).sweep(new Date(p1 + 1));
     await readings.sweep(new Date(p1 + HOUR));
     expect(await h.db.collection('deployment_metrics').countDocuments({ deploymentId: dA1 })).toBe(0);
-    for (const groupBy of ['day', 'project', 'deployment'] as const)
+    for (const groupBy of ['day', 'hour', 'project', 'deployment'] as const)
       expect(await ask(apiA, groupBy)).toEqual(answers[groupBy]);
 
     // Through MCP, as an agent calls the tool: the same answer.
@@ -435,7 +438,8 @@ describe('GET /platform/usage: usage per organisation from the records the platf
       ['from=2026-02-30', /not a real date/],
       ['from=yesterday', /UTC date/],
       ['from=2026-10-01T05:00:00%2B02:00', /ending in Z/],
-      ['groupBy=week', /day, project or deployment/],
+      ['groupBy=week', /day, hour, project or deployment/],
+      ['from=2026-10-01&to=2026-11-02&groupBy=hour', /groupBy=hour covers at most 31 days/],
       ['limit=3', /limit/],
     ] as const) {
       const r = await api.get<{ status: string; message: string }>(`/platform/usage?${query}`);

@@ -11,7 +11,7 @@ const bound = (which: string) =>
       `${which} is a UTC date (2026-11-01) or a UTC instant ending in Z (2026-11-01T05:00:00Z); write other zones in UTC`,
     );
 
-export const GROUP_BY = ['day', 'project', 'deployment'] as const;
+export const GROUP_BY = ['day', 'hour', 'project', 'deployment'] as const;
 
 export const UsageQuery = z
   .object({
@@ -25,9 +25,9 @@ export const UsageQuery = z
         'End of the period, excluded: a UTC date (its midnight) or instant, rounded up to the whole UTC hour. Default: the end of the current UTC hour (the month so far). At most 366 days after from',
       example: '2026-12-01',
     }),
-    groupBy: z.enum(GROUP_BY, 'day, project or deployment').default('day').meta({
+    groupBy: z.enum(GROUP_BY, 'day, hour, project or deployment').default('day').meta({
       description:
-        'How groups are cut: per UTC day, per project (projectId null: the organisation’s own), or per deployment (deploymentId null: storage and AI tokens, which belong to no deployment)',
+        'How groups are cut: per UTC day, per UTC hour (a period of at most 31 days), per project (projectId null: the organisation’s own), or per deployment (deploymentId null: storage and AI tokens, which belong to no deployment)',
     }),
   })
   .strict();
@@ -64,7 +64,7 @@ export const UsageGroup = z
   .object({
     key: z.string().nullable().meta({
       description:
-        'The day (YYYY-MM-DD, UTC), the projectId or the deploymentId, by groupBy; null: no project, or no deployment',
+        'The day (YYYY-MM-DD, UTC), the hour (its start, e.g. 2026-11-01T05:00:00.000Z), the projectId or the deploymentId, by groupBy; null: no project, or no deployment',
     }),
     usage: UsageFigures,
   })

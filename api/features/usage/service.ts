@@ -12,6 +12,8 @@ import { type Amounts, emptyAmounts, figuresOf } from './views';
 
 /** A year and a day: a leap year's whole, and no more (each hour not rolled up is computed while answering). */
 export const MAX_DAYS = 366;
+/** Per-hour groups: a month's hours at most, so an answer stays a chart's worth (744 points) and is quick to cut. */
+export const MAX_HOURLY_DAYS = 31;
 
 function parseBound(text: string, which: 'from' | 'to'): number {
   const t = Date.parse(text.length === 10 ? `${text}T00:00:00Z` : text);
@@ -47,6 +49,7 @@ export function periodOf(q: Pick<UsageQuery, 'from' | 'to'>, now: number): { fro
 }
 
 const dayOf = (t: number) => new Date(t).toISOString().slice(0, 10);
+const hourOf = (t: number) => new Date(t).toISOString();
 
 /**
  * Usage of the caller's organisation over a period (docs/architecture.md, "Usage"): the hourly records of hours rolled
@@ -65,6 +68,12 @@ export function createUsageService(deps: {
     async usage(principal: Principal, q: UsageQuery, now = Date.now()): Promise<Usage> {
       const orgId = principal.org._id;
       const { from, to } = periodOf(q, now);
+      if (q.groupBy === 'hour' && to - from > MAX_HOURLY_DAYS * 24 * HOUR_MS)
+        throw new AppError(
+          'INVALID_REQUEST',
+          `groupBy=hour covers at most ${MAX_HOURLY_DAYS} days, and ${new Date(from).toISOString()} to ${new Date(to).toISOString()} is longer; ask for a shorter period or groupBy=day.`,
+          { maxDays: MAX_HOURLY_DAYS },
+        );
       const fromD = new Date(from);
       const toD = new Date(to);
       const [stored, done] = await Promise.all([
@@ -82,7 +91,13 @@ export function createUsageService(deps: {
       }
 
       const keyOf = (r: { projectId: string | null; deploymentId: string | null }, t: number) =>
-        q.groupBy === 'day' ? dayOf(t) : q.groupBy === 'project' ? r.projectId : r.deploymentId;
+        q.groupBy === 'day'
+          ? dayOf(t)
+          : q.groupBy === 'hour'
+            ? hourOf(t)
+            : q.groupBy === 'project'
+              ? r.projectId
+              : r.deploymentId;
       const groups = new Map<string | null, Amounts>();
       const total = emptyAmounts();
       const amountsOf = (key: string | null) => {
@@ -120,6 +135,8 @@ export function createUsageService(deps: {
           addStorage(d, next, () => dayOf(d));
           d = next;
         }
+      } else if (q.groupBy === 'hour') {
+        for (let h = from; h < to; h += HOUR_MS) addStorage(h, h + HOUR_MS, () => hourOf(h));
       } else addStorage(from, to, (p) => (q.groupBy === 'project' ? p : null));
 
       const policy = PLAN_POLICIES[principal.org.plan];

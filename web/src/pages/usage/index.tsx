@@ -1,7 +1,7 @@
 // uPlot is imported here only, so it stays in this page's chunk and out of the first load.
 import 'uplot/dist/uPlot.min.css';
 
-import { useEffect, useId, useRef, useState } from 'react';
+import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import uPlot from 'uplot';
 
 import { qs } from '../../api/client';
@@ -31,6 +31,7 @@ type Figures = Record<Metric, Figure>;
 interface Usage {
   from: string;
   to: string;
+  groupBy: 'day' | 'hour';
   plan: string;
   total: Figures;
   groups: Array<{ key: string | null; usage: Figures }>;
@@ -64,11 +65,21 @@ const CHARTS: Array<{ title: string; metrics: Metric[] }> = [
 ];
 const COLOURS = ['#1d4ed8', '#b42318', '#085d3a', '#7a2e0e'];
 
+/**
+ * The periods offered: up to a month per hour (the api's hourly cut covers at most 31 days), longer ones per day.
+ * `from` is computed once per choice, so the query's key (its path) stays put and nothing is fetched twice.
+ */
 const RANGES = [
-  { value: 'month', label: 'This month so far', days: 0 },
-  { value: '7', label: 'Last 7 days', days: 7 },
-  { value: '30', label: 'Last 30 days', days: 30 },
-  { value: '90', label: 'Last 90 days', days: 90 },
+  {
+    value: '24h',
+    label: 'Last 24 hours',
+    groupBy: 'hour',
+    from: () => new Date(Date.now() - 24 * 3_600_000).toISOString(),
+  },
+  { value: '7', label: 'Last 7 days', groupBy: 'hour', from: () => daysAgo(7) },
+  { value: 'month', label: 'This month so far', groupBy: 'hour', from: () => undefined },
+  { value: '30', label: 'Last 30 days', groupBy: 'hour', from: () => daysAgo(30) },
+  { value: '90', label: 'Last 90 days', groupBy: 'day', from: () => daysAgo(90) },
 ] as const;
 
 /** A UTC date `days` before today (the api counts usage per UTC hour and takes UTC dates). */
@@ -78,12 +89,18 @@ function daysAgo(days: number): string {
   return d.toISOString().slice(0, 10);
 }
 
+/** A group's key as a chart's x: an hour's start (an instant) or a day (its UTC midnight), in seconds. */
+const xOf = (key: string) => Date.parse(key.length === 10 ? `${key}T00:00:00Z` : key) / 1000;
+
 const number = (v: number) => v.toLocaleString(undefined, { maximumFractionDigits: 3 });
 
 export default function UsagePage() {
   const [range, setRange] = useState<string>('month');
-  const days = RANGES.find((r) => r.value === range)?.days ?? 0;
-  const usage = useApi<Usage>(`/platform/usage${qs({ groupBy: 'day', from: days ? daysAgo(days) : undefined })}`);
+  const path = useMemo(() => {
+    const r = RANGES.find((x) => x.value === range) ?? RANGES[2];
+    return `/platform/usage${qs({ groupBy: r.groupBy, from: r.from() })}`;
+  }, [range]);
+  const usage = useApi<Usage>(path);
   const u = usage.data;
   return (
     <Page title="Usage">
@@ -98,7 +115,7 @@ export default function UsagePage() {
       {u && (
         <>
           <p className="muted">
-            From {u.from} to {u.to} (UTC), plan {u.plan}; per UTC day.
+            From {u.from} to {u.to} (UTC), plan {u.plan}; per UTC {u.groupBy === 'hour' ? 'hour' : 'day'}.
           </p>
           {u.groups.length === 0 ? (
             <Empty>
@@ -130,16 +147,25 @@ export default function UsagePage() {
   );
 }
 
-/** One uPlot chart of some metrics per day; the numbers are also in the totals table for those who cannot see it. */
+/** One uPlot chart of some metrics per hour or day; the numbers are also in the totals table for those who cannot see it. */
 function Chart({ title, metrics, usage }: { title: string; metrics: Metric[]; usage: Usage }) {
   const box = useRef<HTMLDivElement>(null);
   const id = useId();
+  // The api lists only hours or days with usage: every slot of the period is drawn, those without at zero.
+  const { slots, byX } = useMemo(() => {
+    const step = usage.groupBy === 'hour' ? 3600 : 86_400;
+    const start = Date.parse(usage.from) / 1000;
+    const first = step === 3600 ? start : start - (start % step);
+    const all: number[] = [];
+    for (let x = first; x < Date.parse(usage.to) / 1000; x += step) all.push(x);
+    const m = new Map<number, Figures>();
+    for (const g of usage.groups) if (g.key !== null) m.set(xOf(g.key), g.usage);
+    return { slots: all, byX: m };
+  }, [usage]);
   useEffect(() => {
     const el = box.current;
     if (!el) return;
-    const days = usage.groups.filter((g) => g.key !== null);
-    const xs = days.map((g) => Date.parse(`${g.key}T00:00:00Z`) / 1000);
-    const data: uPlot.AlignedData = [xs, ...metrics.map((m) => days.map((g) => g.usage[m].value))];
+    const data: uPlot.AlignedData = [slots, ...metrics.map((m) => slots.map((x) => byX.get(x)?.[m].value ?? 0))];
     const plot = new uPlot(
       {
         width: Math.max(280, el.clientWidth || 480),
@@ -152,7 +178,6 @@ function Chart({ title, metrics, usage }: { title: string; metrics: Metric[]; us
             label: `${LABELS[m]} (${usage.total[m].unit})`,
             stroke: COLOURS[i % COLOURS.length],
             width: 2,
-            points: { show: true },
           })),
         ],
         axes: [{}, { size: 70 }],
@@ -161,7 +186,7 @@ function Chart({ title, metrics, usage }: { title: string; metrics: Metric[]; us
       el,
     );
     return () => plot.destroy();
-  }, [metrics, usage]);
+  }, [metrics, slots, byX]);
   return (
     <figure className="card usage-chart" aria-labelledby={id}>
       <figcaption id={id}>
@@ -170,7 +195,7 @@ function Chart({ title, metrics, usage }: { title: string; metrics: Metric[]; us
       <div
         ref={box}
         role="img"
-        aria-label={`${title} per day: ${metrics.map((m) => `${LABELS[m]} ${number(usage.total[m].value)} ${usage.total[m].unit} in total`).join('; ')}`}
+        aria-label={`${title} per ${usage.groupBy}: ${metrics.map((m) => `${LABELS[m]} ${number(usage.total[m].value)} ${usage.total[m].unit} in total`).join('; ')}`}
       />
       <ul className="usage-legend">
         {metrics.map((m, i) => (
