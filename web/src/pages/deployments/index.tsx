@@ -1,10 +1,16 @@
-import { Page } from '../../ui';
+import { Route, Routes } from 'react-router';
 
-/** Placeholder until this area's page is built. */
-export default function deploymentsPage() {
+import { DeploymentDetail } from './detail';
+import { DeploymentList } from './list';
+import { NewDeployment } from './new';
+
+/** Deployments: the list (live), a new deployment (image, zip or folder, Git), and one deployment's detail. */
+export default function DeploymentsPage() {
   return (
-    <Page title="Deployments">
-      <p>This page is being built.</p>
-    </Page>
+    <Routes>
+      <Route index element={<DeploymentList />} />
+      <Route path="new" element={<NewDeployment />} />
+      <Route path=":id" element={<DeploymentDetail />} />
+    </Routes>
   );
 }
