@@ -10,7 +10,10 @@ interface RestoreBody {
   data: { restoreId: string; databaseId: string; target: string; database: { kind: string; name: string } };
 }
 
-/** Snapshots of a managed database: taken, listed apart from backups, restored as a new managed database, deleted. */
+/**
+ * Snapshots of a managed database: taken, listed apart from backups, restored as a new managed database, deleted; and
+ * a backup deleted on request.
+ */
 describe('database snapshots', () => {
   let h: Harness;
   let dir: string;
@@ -23,7 +26,7 @@ describe('database snapshots', () => {
     await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
   });
 
-  it('takes a snapshot, restores it as a new managed database with the data, and deletes it', async () => {
+  it('takes a snapshot, restores it as a new managed database with the data, and deletes it; deletes a backup', async () => {
     const org = await h.newOrgWithProject('pro');
     const api = client(h, org.token);
     const connection = async (id: string) =>
@@ -63,6 +66,21 @@ describe('database snapshots', () => {
     const copy = restored.body.data.databaseId;
     await databaseReads(api, `/platform/databases/${copy}`);
     expect(await ENGINE_DATA.redis.read(h, copy, await connection(copy))).toEqual(['x', 'y']);
+
+    // A backup is deleted on request, and only through its own path: a snapshot is not a backup.
+    expect((await api.del(`/platform/databases/${id}/backups/${snapshotId}`)).status).toBe(404);
+    const backup = await api.post<BackupBody>(`/platform/databases/${id}/backups`);
+    expect(backup.status).toBe(202);
+    const backupId = backup.body.data.id;
+    await eventually(async () => {
+      const r = await api.get<BackupBody>(`/platform/databases/${id}/backups/${backupId}`);
+      return r.body.data.status === 'complete' ? true : undefined;
+    }, 'the backup complete');
+    expect((await api.del(`/platform/databases/${id}/backups/${backupId}`)).status).toBe(204);
+    const left = await api.get<{ data: { backups: unknown[] } }>(`/platform/databases/${id}/backups`);
+    expect(left.body.data.backups).toEqual([]);
+    expect((await api.get(`/platform/databases/${id}/backups/${backupId}`)).status).toBe(404);
+    expect((await api.del(`/platform/databases/${id}/backups/${backupId}`)).status).toBe(404);
 
     expect((await api.del(`/platform/databases/${id}/snapshots/${snapshotId}`)).status).toBe(204);
     const after = await api.get<{ data: { snapshots: unknown[] } }>(`/platform/databases/${id}/snapshots`);

@@ -97,6 +97,24 @@ export function backupRoutes(p: DatabasePath, backups: BackupService): RouteDef[
       },
     }),
     route({
+      method: 'delete',
+      path: `${prefix}/backups/:backupId`,
+      summary: 'Delete a backup and its object (one still running is refused); the database is not touched',
+      tags,
+      request: { params: BackupParams },
+      before: [p.can('database.delete')],
+      responses: {
+        204: { description: 'Deleted' },
+        404: { description: 'DATABASE_NOT_FOUND or BACKUP_NOT_FOUND' },
+        409: { description: 'CONFLICT: the backup is still being taken' },
+      },
+      handler: async (_input, req, res) => {
+        const d = await p.find(principalOf(req), params(req));
+        await backups.deleteBackup(d, params(req).backupId!);
+        res.status(204).end();
+      },
+    }),
+    route({
       method: 'post',
       path: `${prefix}/backups/:backupId/restore`,
       summary: 'Restore a backup: to a new database (the default), or in place with confirm: true',

@@ -137,6 +137,19 @@ export function createBackupService(deps: BackupServiceDeps) {
     return b;
   }
 
+  /** A backup's or snapshot's object, then its record; one still being taken is refused (its object is being written). */
+  async function removeStored(s: BackupRecord, what: 'Backup' | 'Snapshot'): Promise<void> {
+    if (s.status === 'running')
+      throw new AppError('CONFLICT', `${what} ${s._id} is still being taken; delete it once it reads complete.`, {
+        [what === 'Snapshot' ? 'snapshotId' : 'backupId']: s._id,
+      });
+    await deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: s.objectKey }));
+    // The ledger's end once the object is gone, and before the record stops saying complete: a delete cut short
+    // between them is asked again and writes it then.
+    if (s.status === 'complete') await deps.ledger.ended(backupFact(s, new Date()));
+    await store.backups.finish(s._id, { status: 'deleted' });
+  }
+
   async function restore(
     principal: Principal,
     d: DatabaseRecord,
@@ -256,18 +269,15 @@ export function createBackupService(deps: BackupServiceDeps) {
       body: { name?: string | undefined },
     ) => restore(principal, d, await backupOf(d, snapshotId, SNAPSHOTS), { target: 'new', ...body }),
 
-    async deleteSnapshot(d: DatabaseRecord, snapshotId: string): Promise<void> {
-      const s = await backupOf(d, snapshotId, SNAPSHOTS);
-      if (s.status === 'running')
-        throw new AppError('CONFLICT', `Snapshot ${s._id} is still being taken; delete it once it reads complete.`, {
-          snapshotId: s._id,
-        });
-      await deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: s.objectKey }));
-      // The ledger's end once the object is gone, and before the record stops saying complete: a delete cut short
-      // between them is asked again and writes it then.
-      if (s.status === 'complete') await deps.ledger.ended(backupFact(s, new Date()));
-      await store.backups.finish(s._id, { status: 'deleted' });
-    },
+    deleteSnapshot: async (d: DatabaseRecord, snapshotId: string) =>
+      removeStored(await backupOf(d, snapshotId, SNAPSHOTS), 'Snapshot'),
+
+    /**
+     * A backup removed on request, whatever made it: retention never removes the newest complete one by itself, but a
+     * person who asks for it may (the list shows what is left).
+     */
+    deleteBackup: async (d: DatabaseRecord, backupId: string) =>
+      removeStored(await backupOf(d, backupId, BACKUPS), 'Backup'),
 
     /** Creates or replaces the database's schedule: a Temporal Schedule whose runs back up, then apply `retain`. */
     async putSchedule(

@@ -295,6 +295,10 @@ function Backups({ db, base }: { db: Database; base: string }) {
     body: () => ({}),
   });
   const [restoring, setRestoring] = useState<Backup | undefined>();
+  const [deleting, setDeleting] = useState<Backup | undefined>();
+  const remove = useChange<string>('DELETE', (bid) => `${base}/backups/${bid}`, {
+    invalidates: [`${base}/backups`],
+  });
   return (
     <Section
       title="Backups"
@@ -322,12 +326,24 @@ function Backups({ db, base }: { db: Database; base: string }) {
           {
             header: 'Actions',
             hiddenHeader: true,
-            cell: (b) =>
-              can('database.restore') && b.status === 'complete' ? (
-                <Button aria-label={`Restore the backup of ${b.createdAt}`} onClick={() => setRestoring(b)}>
-                  Restore…
-                </Button>
-              ) : null,
+            cell: (b) => (
+              <div className="page-actions">
+                {can('database.restore') && b.status === 'complete' && (
+                  <Button aria-label={`Restore the backup of ${b.createdAt}`} onClick={() => setRestoring(b)}>
+                    Restore…
+                  </Button>
+                )}
+                {can('database.delete') && b.status !== 'running' && (
+                  <Button
+                    variant="danger"
+                    aria-label={`Delete the backup of ${b.createdAt}`}
+                    onClick={() => setDeleting(b)}
+                  >
+                    Delete
+                  </Button>
+                )}
+              </div>
+            ),
           },
         ]}
       />
@@ -344,7 +360,39 @@ function Backups({ db, base }: { db: Database; base: string }) {
           onClose={() => setRestoring(undefined)}
         />
       )}
+      <ErrorNote error={remove.error} />
+      {deleting && (
+        <ConfirmDelete
+          title="Delete the backup?"
+          description="The backup and its stored dump are removed for good; the database is not touched."
+          label="Delete backup"
+          busy={remove.isPending}
+          onCancel={() => setDeleting(undefined)}
+          onConfirm={() => remove.mutate(deleting.id, { onSettled: () => setDeleting(undefined) })}
+        />
+      )}
     </Section>
+  );
+}
+
+/** A confirmation for a row without a name to type (a backup or snapshot, named by its time). */
+function ConfirmDelete(props: {
+  title: string;
+  description: string;
+  label: string;
+  busy: boolean;
+  onCancel: () => void;
+  onConfirm: () => void;
+}) {
+  return (
+    <Dialog open onOpenChange={(o) => !o && props.onCancel()} title={props.title} description={props.description}>
+      <div className="form-actions">
+        <Button onClick={props.onCancel}>Cancel</Button>
+        <Button variant="danger" busy={props.busy} onClick={props.onConfirm}>
+          {props.label}
+        </Button>
+      </div>
+    </Dialog>
   );
 }
 
@@ -597,23 +645,14 @@ function Snapshots({ db, base }: { db: Database; base: string }) {
         />
       )}
       {deleting && (
-        <Dialog
-          open
-          onOpenChange={(o) => !o && setDeleting(undefined)}
+        <ConfirmDelete
           title="Delete the snapshot?"
           description="The snapshot and its stored dump are removed for good."
-        >
-          <div className="form-actions">
-            <Button onClick={() => setDeleting(undefined)}>Cancel</Button>
-            <Button
-              variant="danger"
-              busy={remove.isPending}
-              onClick={() => remove.mutate(deleting.id, { onSettled: () => setDeleting(undefined) })}
-            >
-              Delete snapshot
-            </Button>
-          </div>
-        </Dialog>
+          label="Delete snapshot"
+          busy={remove.isPending}
+          onCancel={() => setDeleting(undefined)}
+          onConfirm={() => remove.mutate(deleting.id, { onSettled: () => setDeleting(undefined) })}
+        />
       )}
     </Section>
   );
