@@ -133,6 +133,9 @@ export function createSalesStore(db: Db) {
 
     insertProduct: (p: ProductRecord) => guard('products.insert', () => products.insertOne(p)),
     getProduct: (orgId: string, id: string) => guard('products.get', () => products.findOne({ _id: id, orgId })),
+    /** The organisation's products, newest first (a seller keeps a catalogue, not thousands). */
+    listProducts: (orgId: string, limit: number) =>
+      guard('products.list', () => products.find({ orgId }).sort({ createdAt: -1, _id: 1 }).limit(limit).toArray()),
     productsByIds: (orgId: string, ids: string[]) =>
       guard('products.byIds', () => products.find({ orgId, _id: { $in: ids } }).toArray()),
 
@@ -144,6 +147,15 @@ export function createSalesStore(db: Db) {
           sales.updateOne({ _id: id, orgId, refundedAt: { $exists: false } }, { $set: { refundedAt: at } }),
         )
       ).modifiedCount === 1,
+    async listSales(orgId: string, limit: number, offset: number) {
+      const [items, total] = await Promise.all([
+        guard('sales.list', () =>
+          sales.find({ orgId }).sort({ createdAt: -1, _id: 1 }).skip(offset).limit(limit).toArray(),
+        ),
+        guard('sales.count', () => sales.countDocuments({ orgId })),
+      ]);
+      return { items, total };
+    },
     salesOfBuyer: (orgId: string, emailLower: string) =>
       guard('sales.ofBuyer', () =>
         sales.find({ orgId, 'buyer.emailLower': emailLower }).sort({ createdAt: 1 }).toArray(),

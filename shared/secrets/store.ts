@@ -20,6 +20,8 @@ export interface SecretRecord {
   value: Sealed;
   createdBy: string;
   createdAt: Date;
+  /** When the value was last replaced (PUT); absent on a secret never replaced. */
+  updatedAt?: Date;
 }
 
 export function createSecretStore(db: Db) {
@@ -38,6 +40,10 @@ export function createSecretStore(db: Db) {
           .sort({ name: 1, environment: 1 })
           .toArray(),
       ),
+    /** Replaces the sealed value in one update; false when the org has no such secret. */
+    setValue: async (orgId: string, id: string, value: Sealed, updatedAt: Date) =>
+      (await guard('secrets.setValue', () => col.updateOne({ _id: id, orgId }, { $set: { value, updatedAt } })))
+        .matchedCount === 1,
     remove: async (orgId: string, id: string) =>
       (await guard('secrets.remove', () => col.deleteOne({ _id: id, orgId }))).deletedCount === 1,
   };

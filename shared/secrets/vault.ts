@@ -101,6 +101,16 @@ export function createVault(deps: { store: SecretStore; key: string | undefined 
       return summary;
     },
 
+    /** A new value for an existing secret (same ID, name and hosts); undefined when the org has no such secret. */
+    async replaceValue(orgId: string, id: string, value: string): Promise<SecretSummary | undefined> {
+      const sealed = sealer().seal(value, aad({ _id: id, orgId }));
+      if (!(await store.setValue(orgId, id, sealed, new Date()))) return undefined;
+      const record = await store.get(orgId, id);
+      if (!record) return undefined;
+      const { value: _sealed, ...summary } = record;
+      return summary;
+    },
+
     remove: (orgId: string, id: string) => store.remove(orgId, id),
 
     /** The plain value, for the one place that needs it; undefined when the org has no such secret. */

@@ -26,11 +26,12 @@ describe('web console: accessibility of every page', () => {
   /** Waits until the page shows its heading and has settled its first reads (no "Loading…" left). */
   async function settled(page: Page) {
     await page.getByRole('heading', { level: 1 }).first().waitFor();
-    await page.waitForFunction(
-      "![...document.querySelectorAll('[role=status]')].some((e) => /Loading/.test(e.textContent ?? ''))",
-      undefined,
-      { timeout: 30_000 },
-    );
+    // A locator, not an evaluated string: the console's CSP refuses eval, which Playwright's polling of a string uses.
+    await page
+      .getByRole('status')
+      .filter({ hasText: /Loading/ })
+      .first()
+      .waitFor({ state: 'detached', timeout: 30_000 });
   }
 
   async function sweep(token: string): Promise<{ pages: string[]; findings: Record<string, AxeFinding[]> }> {

@@ -313,6 +313,7 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       'POST /platform/projects/{id}/members': { userId: orgA.userId, role: 'viewer' },
       'PATCH /platform/projects/{id}/members/{userId}': { role: 'viewer' },
       'PATCH /platform/users/{id}': { role: 'viewer' },
+      'PUT /platform/secrets/{id}': { value: 'b was here' },
       // A's project through B's own volume.
       'POST /platform/volumes': { name: 'b-steal', sizeGb: 1, projectId },
       // A's volume onto A's deployment, through B.

@@ -14,9 +14,12 @@ import {
   EventIdParams,
   IdParams,
   Product,
+  ProductList,
   RecordSaleRequest,
   ResendResult,
   SaleIdParams,
+  SaleList,
+  SalesQuery,
   SaleRecorded,
   SaleRefunded,
   SetWebhookRequest,
@@ -26,7 +29,7 @@ import {
   WebhookSaved,
   WebhookSettings,
 } from './schemas';
-import { attemptView, deliverySummary, deliveryView } from './views';
+import { attemptView, deliverySummary, deliveryView, productView, saleView } from './views';
 
 const QUEUED =
   'No worker took the attempt within the wait; it stays queued and is sent when a worker runs (see the deliveries log).';
@@ -117,17 +120,32 @@ export function salesRoutes(deps: Pick<SalesContext, 'sales' | 'can'>): RouteDef
       before,
       responses: { 200: { description: 'The product', schema: success(Product) } },
       handler: async ({ body }, req, res) => {
-        const p = await sales.createProduct(org(req), body);
-        res.json(
-          ok({
-            id: p._id,
-            name: p.name,
-            billingType: p.billingType,
-            price: p.price,
-            currency: p.currency,
-            interval: p.interval ?? null,
-          }),
-        );
+        res.json(ok(productView(await sales.createProduct(org(req), body))));
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/products',
+      summary: 'The products, newest first (at most 200)',
+      tags,
+      request: {},
+      before,
+      responses: { 200: { description: 'data.products', schema: success(ProductList) } },
+      handler: async (_i, req, res) => {
+        res.json(ok({ products: (await sales.listProducts(org(req))).map(productView) }));
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/sales',
+      summary: 'The recorded sales, newest first, each with its product name and refund time',
+      tags,
+      request: { query: SalesQuery },
+      before,
+      responses: { 200: { description: 'data.sales, data.total', schema: success(SaleList) } },
+      handler: async ({ query }, req, res) => {
+        const { items, total } = await sales.listSales(org(req), query);
+        res.json(ok({ sales: items.map(saleView), total, limit: query.limit, offset: query.offset }));
       },
     }),
     route({

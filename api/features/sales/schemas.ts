@@ -75,6 +75,13 @@ export const DeliveriesQuery = z
   })
   .strict();
 
+export const SalesQuery = z
+  .object({
+    limit: queryInt(1, 100).default(20),
+    offset: queryInt(0, Number.MAX_SAFE_INTEGER).default(0),
+  })
+  .strict();
+
 export const EntitlementsQuery = z.object({ email: email('an e-mail address') });
 
 // Responses (the `data` of each route's {status: "success", data}); fields beyond these may be added later.
@@ -118,6 +125,30 @@ export const Product = z
   })
   .meta({ id: 'Product' });
 
+export const ProductList = z
+  .object({ products: z.array(Product) })
+  .meta({ id: 'ProductList', description: 'Newest first; at most 200' });
+
+export const SaleSummary = z
+  .object({
+    id: z.string(),
+    productId: z.string(),
+    productName: z.string(),
+    buyer: z.object({ email: z.string(), name: z.string() }),
+    quantity: z.number().int(),
+    amount: z.number(),
+    currency: z.string(),
+    salesCode: z.string(),
+    subscriptionId: z.string().nullable(),
+    createdAt: iso,
+    refundedAt: iso.nullable().meta({ description: 'Set once refunded; a refunded sale cannot be refunded again' }),
+  })
+  .meta({ id: 'SaleSummary' });
+
+export const SaleList = z
+  .object({ sales: z.array(SaleSummary), total: z.number().int(), limit: z.number().int(), offset: z.number().int() })
+  .meta({ id: 'SaleList' });
+
 export const SaleRecorded = z
   .object({ saleId: z.string(), eventId: z.string(), subscriptionId: z.string().optional() })
   .meta({ id: 'SaleRecorded' });
@@ -154,6 +185,13 @@ const deliverySummary = {
   createdAt: iso,
   attemptCount: z.number().int(),
   lastAttemptAt: iso.nullable(),
+  lastResponseStatus: z
+    .number()
+    .int()
+    .nullable()
+    .meta({
+      description: "The HTTP status the latest attempt got; null before one, or when the endpoint didn't answer",
+    }),
 };
 
 export const DeliveryList = z

@@ -7,6 +7,9 @@ import type { ProductRecord, SaleRecord, SubscriptionStatus } from '@shared/sale
 
 import { type EventDelivery, notFound, type SalesDeps } from './delivery';
 
+/** The products list answers this many at most, newest first. */
+export const MAX_PRODUCTS_LISTED = 200;
+
 /** The checkout's records: products, paid sales and their subscriptions, refunds; each change emits its event. */
 export function createRecordsService(deps: Pick<SalesDeps, 'store'>, delivery: EventDelivery) {
   const { store } = deps;
@@ -27,6 +30,16 @@ export function createRecordsService(deps: Pick<SalesDeps, 'store'>, delivery: E
   }
 
   return {
+    listProducts: (orgId: string) => store.listProducts(orgId, MAX_PRODUCTS_LISTED),
+
+    /** A page of sales, newest first, each with its product's name (the product is never deleted). */
+    async listSales(orgId: string, q: { limit: number; offset: number }) {
+      const { items, total } = await store.listSales(orgId, q.limit, q.offset);
+      const products = await store.productsByIds(orgId, [...new Set(items.map((s) => s.productId))]);
+      const names = new Map(products.map((p) => [p._id, p.name]));
+      return { items: items.map((s) => ({ ...s, productName: names.get(s.productId) ?? '' })), total };
+    },
+
     async createProduct(orgId: string, input: Omit<ProductRecord, '_id' | 'orgId' | 'createdAt'>) {
       if (input.billingType === 'SUBSCRIPTION' && !input.interval) {
         throw new AppError('INVALID_REQUEST', 'A SUBSCRIPTION product needs an interval: month or year.');

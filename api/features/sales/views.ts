@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 
-import type { AttemptRecord, EventRecord } from '@shared/sales/store';
+import type { AttemptRecord, EventRecord, ProductRecord, SaleRecord } from '@shared/sales/store';
 
-import type { Delivery, DeliveryAttempt, DeliveryList } from './schemas';
+import type { Delivery, DeliveryAttempt, DeliveryList, Product, SaleSummary } from './schemas';
 
 /** One line of the deliveries log, as the REST list and the MCP tool show it. */
 export const deliverySummary = (e: EventRecord): z.infer<typeof DeliveryList>['deliveries'][number] => ({
@@ -12,6 +12,30 @@ export const deliverySummary = (e: EventRecord): z.infer<typeof DeliveryList>['d
   createdAt: e.createdAt.toISOString(),
   attemptCount: e.attempts.length,
   lastAttemptAt: e.attempts.at(-1)?.at.toISOString() ?? null,
+  lastResponseStatus: e.attempts.at(-1)?.responseStatus ?? null,
+});
+
+export const productView = (p: ProductRecord): z.infer<typeof Product> => ({
+  id: p._id,
+  name: p.name,
+  billingType: p.billingType,
+  price: p.price,
+  currency: p.currency,
+  interval: p.interval ?? null,
+});
+
+export const saleView = (s: SaleRecord & { productName: string }): z.infer<typeof SaleSummary> => ({
+  id: s._id,
+  productId: s.productId,
+  productName: s.productName,
+  buyer: { email: s.buyer.email, name: s.buyer.name },
+  quantity: s.quantity,
+  amount: s.amount,
+  currency: s.currency,
+  salesCode: s.salesCode,
+  subscriptionId: s.subscriptionId ?? null,
+  createdAt: s.createdAt.toISOString(),
+  refundedAt: s.refundedAt?.toISOString() ?? null,
 });
 
 export const attemptView = (a: AttemptRecord): z.infer<typeof DeliveryAttempt> => ({

@@ -5,7 +5,7 @@ import { principalOf } from '../../http/auth';
 import { route, type RouteDef } from '../../http/routes';
 import { success } from '../../http/shapes';
 import type { FeatureContext } from '../feature';
-import { CreateSecretRequest, SecretIdParams, SecretSummary } from './schemas';
+import { CreateSecretRequest, ReplaceSecretRequest, SecretIdParams, SecretSummary } from './schemas';
 
 const view = (s: Summary) => ({
   id: s._id,
@@ -13,6 +13,7 @@ const view = (s: Summary) => ({
   environment: s.environment,
   ...(s.allowedHosts ? { allowedHosts: s.allowedHosts } : {}),
   createdAt: s.createdAt.toISOString(),
+  updatedAt: s.updatedAt?.toISOString() ?? null,
 });
 
 /** The vault: values go in and are used by builds (private repositories); no route ever returns one. */
@@ -48,6 +49,21 @@ export function secretRoutes(deps: Pick<FeatureContext, 'vault' | 'can' | 'orgSe
       responses: { 200: { description: 'Secrets', schema: success(SecretSummary.array()) } },
       handler: async (_input, req, res) => {
         res.json({ status: 'success', data: (await vault.list(principalOf(req).org._id)).map(view) });
+      },
+    }),
+    route({
+      method: 'put',
+      path: '/secrets/:id',
+      summary: "Replace a secret's value (rotation); the new value is encrypted and never shown again",
+      description: 'Builds use the new value from now on; the ID, name, environment and allowed hosts stay.',
+      tags,
+      request: { params: SecretIdParams, body: ReplaceSecretRequest },
+      before: [deps.can('secret.manage')],
+      responses: { 200: { description: 'Replaced', schema: success(SecretSummary) } },
+      handler: async ({ params, body }, req, res) => {
+        const s = await vault.replaceValue(principalOf(req).org._id, params.id, body.value);
+        if (!s) throw new AppError('SECRET_NOT_FOUND', `No secret ${params.id} in this organisation.`);
+        res.json({ status: 'success', data: view(s) });
       },
     }),
     route({

@@ -38,6 +38,11 @@ export const CreateSecretRequest = z
   .strict()
   .meta({ id: 'CreateSecretRequest' });
 
+export const ReplaceSecretRequest = z.object({ value: CreateSecretRequest.shape.value }).strict().meta({
+  id: 'ReplaceSecretRequest',
+  description: 'A new value for the secret; its ID, name, environment and allowed hosts stay as they are',
+});
+
 export const SecretIdParams = z.object({ id: z.uuid('a secret ID in UUID format') });
 
 export const SecretSummary = z
@@ -47,5 +52,6 @@ export const SecretSummary = z
     environment: z.enum(SECRET_ENVIRONMENTS),
     allowedHosts: z.array(z.string()).optional().meta({ description: 'Hosts it may be sent to as a Git token' }),
     createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime().nullable().meta({ description: 'When the value was last replaced; null if never' }),
   })
   .meta({ id: 'SecretSummary' });

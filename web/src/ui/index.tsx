@@ -199,7 +199,8 @@ export function DataTable<T>({
 }) {
   if (rows && rows.length === 0) return <Empty>{empty ?? 'Nothing here yet.'}</Empty>;
   return (
-    <div className="table-wrap">
+    // Focusable and named: a table wider than its box scrolls, and keyboard users must reach that scroll too.
+    <div className="table-wrap" tabIndex={0} role="region" aria-label={caption}>
       <table>
         <caption className="sr-only">{caption}</caption>
         <thead>
