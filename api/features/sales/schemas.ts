@@ -185,13 +185,9 @@ const deliverySummary = {
   createdAt: iso,
   attemptCount: z.number().int(),
   lastAttemptAt: iso.nullable(),
-  lastResponseStatus: z
-    .number()
-    .int()
-    .nullable()
-    .meta({
-      description: "The HTTP status the latest attempt got; null before one, or when the endpoint didn't answer",
-    }),
+  lastResponseStatus: z.number().int().nullable().meta({
+    description: "The HTTP status the latest attempt got; null before one, or when the endpoint didn't answer",
+  }),
 };
 
 export const DeliveryList = z
