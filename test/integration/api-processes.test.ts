@@ -1,39 +1,18 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import path from 'node:path';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
 import { freePort } from '@scripts/stack/process';
 
+import { spawnApi } from '../helpers/api-process';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 import { buildFixtureImage } from '../helpers/images';
 import { exited } from '../helpers/worker-process';
 
 const run = promisify(execFile);
-const root = path.resolve(__dirname, '..', '..');
 
-/** The real api entry point (`npm start`'s), on the harness's database, task queue and Redis prefix. */
-function spawnApi(h: Harness, port: number, processes: number) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'api', 'server.ts')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      API_PROCESSES: String(processes),
-      TEMPORAL_TASK_QUEUE: h.taskQueue,
-      MONGODB_DB: h.config.MONGODB_DB,
-      REDIS_KEY_PREFIX: h.config.REDIS_KEY_PREFIX,
-      RATE_LIMIT_COMPAT_READS_PER_MIN: '100000',
-      LOG_LEVEL: 'warn',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-  return { child, base: `http://127.0.0.1:${port}`, output: () => output };
-}
+/** The real api entry point as a cluster of `processes`; the harness's reads budget is the file's own. */
+const spawnCluster = (h: Harness, port: number, processes: number) =>
+  spawnApi(h, port, { API_PROCESSES: String(processes), RATE_LIMIT_COMPAT_READS_PER_MIN: '100000' });
 
 /** The node processes a cluster primary forked. */
 async function forkedPids(pid: number): Promise<number[]> {
@@ -55,7 +34,7 @@ async function pidsServing(port: number): Promise<Set<number>> {
 describe('several api processes on the same data', () => {
   let h: Harness;
   let image: string;
-  const apis: ReturnType<typeof spawnApi>[] = [];
+  const apis: ReturnType<typeof spawnCluster>[] = [];
 
   beforeAll(async () => {
     h = await startHarness('api-processes', { RATE_LIMIT_COMPAT_READS_PER_MIN: '100000' });
@@ -71,8 +50,8 @@ describe('several api processes on the same data', () => {
 
   it('serve one deployment from a cluster of two and a separate process, and wake every follower when the worker moves it', async () => {
     const clusterPort = await freePort();
-    const cluster = spawnApi(h, clusterPort, 2);
-    const other = spawnApi(h, await freePort(), 1);
+    const cluster = spawnCluster(h, clusterPort, 2);
+    const other = spawnCluster(h, await freePort(), 1);
     apis.push(cluster, other);
     for (const a of [cluster, other])
       await eventually(
