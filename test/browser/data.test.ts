@@ -1,41 +1,49 @@
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 
 import type { Browser, Page } from 'playwright-core';
 
 import { launchBrowser, newPage, screenshot, seriousViolations, signIn } from '../helpers/browser';
-import { type Harness, startHarness } from '../helpers/harness';
+import { client } from '../helpers/client';
+import { backupReads, databaseReads } from '../helpers/databases';
+import { eventually, type Harness, startHarness } from '../helpers/harness';
 
 /**
- * The console's data pages on the real stack: volumes and buckets end to end, a database source that reaches
- * nothing, the database page's empty state and the api's refusal of a bad create, and AI providers. axe-core checks
- * every page in the states a person reaches.
+ * The console's data pages on the real stack (the worker, real database images): a managed database, a volume and a
+ * bucket end to end, a database source that reaches nothing, and AI providers. axe-core checks every page in the
+ * states a person reaches.
  */
 describe('web console: databases, volumes, buckets, database sources and AI providers', () => {
   let h: Harness;
   let browser: Browser;
   let page: Page;
   let token: string;
+  let dir: string;
+  let projectId: string;
 
   beforeAll(async () => {
-    h = await startHarness(
-      'data-browser',
-      {
-        RATE_LIMIT_PLATFORM_PER_15MIN: '100000',
-        // A source or provider on this machine's loopback, where nothing listens: the api's own error is the point.
-        ALLOW_PRIVATE_DATABASE_SOURCES: 'true',
-        ALLOW_PRIVATE_AI_PROVIDERS: 'true',
-      },
-      { worker: false },
-    );
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-data-browser-'));
+    h = await startHarness('data-browser', {
+      VOLUMES_DIR: dir,
+      RATE_LIMIT_PLATFORM_PER_15MIN: '100000',
+      // A source or provider on this machine's loopback, where nothing listens: the api's own error is the point.
+      ALLOW_PRIVATE_DATABASE_SOURCES: 'true',
+      ALLOW_PRIVATE_AI_PROVIDERS: 'true',
+    });
     browser = await launchBrowser();
-    token = (await h.newOrgWithProject()).token;
+    const org = await h.newOrgWithProject();
+    token = org.token;
+    projectId = org.projectId;
     page = await newPage(browser);
     await signIn(page, h.baseUrl, token, '/volumes');
   });
   afterAll(async () => {
     await browser?.close();
     await h?.stop();
-  });
+    await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  }, 120_000);
 
   const api = (method: string, path: string) =>
     fetch(`${h.baseUrl}${path}`, { method, headers: { authorization: `Bearer ${token}` } });
@@ -54,7 +62,7 @@ describe('web console: databases, volumes, buckets, database sources and AI prov
     await settled(heading);
   }
 
-  it('creates a volume and lists it, with where it is mounted', async () => {
+  it('creates a volume, lists it, and deletes it by its typed name', async () => {
     await open('/volumes', 'Volumes');
     await page.getByText('No volumes yet').waitFor();
     expect(await seriousViolations(page)).toEqual([]);
@@ -73,6 +81,23 @@ describe('web console: databases, volumes, buckets, database sources and AI prov
     expect(await page.getByRole('row', { name: new RegExp(name) }).textContent()).toContain('2 GB');
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'volumes');
+
+    const id = (await page.getByRole('link', { name }).getAttribute('href'))!.split('/').pop()!;
+    await eventually(async () => {
+      const v = await client(h, token).get<{ data: { status: string } }>(`/platform/volumes/${id}`);
+      return v.body.data.status === 'ready' ? true : undefined;
+    }, 'the volume ready');
+    await page.getByRole('link', { name }).click();
+    await settled(`Volume ${name}`);
+    await page.getByRole('button', { name: 'Delete volume' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete volume?' });
+    await dialog.getByLabel(`Type ${name} to confirm`, { exact: true }).fill(name);
+    await dialog.getByRole('button', { name: 'Delete volume' }).click();
+    await settled('Volumes');
+    await eventually(
+      async () => ((await api('GET', `/platform/volumes/${id}`)).status === 404 ? true : undefined),
+      'the volume gone',
+    );
   });
 
   it("creates a bucket, shows a key's secret once, and deletes the bucket by its typed name", async () => {
@@ -167,22 +192,88 @@ describe('web console: databases, volumes, buckets, database sources and AI prov
     expect(await seriousViolations(page)).toEqual([]);
   });
 
-  it("shows the databases page's empty state and the api's refusal of a bad create", async () => {
+  it("creates a managed database: the api's refusal of a bad form, credentials only on request, a backup taken and deleted", async () => {
     await open('/databases', 'Databases');
     await page.getByText('No databases yet').waitFor();
     expect(await seriousViolations(page)).toEqual([]);
-    await screenshot(page, 'databases');
 
-    await page.getByLabel('Name', { exact: true }).fill('Not_A_Label');
+    // The api's words for what was wrong (no project chosen), nothing created.
+    await page.getByLabel('Name', { exact: true }).fill('cache');
     await page.getByRole('button', { name: 'Create database' }).click();
-    const refused = page.getByRole('alert').filter({ hasText: /projectId|name/ });
+    const refused = page.getByRole('alert').filter({ hasText: /projectId/ });
     await refused.waitFor();
     console.log(`database create refused: ${await refused.textContent()}`);
     expect(await seriousViolations(page)).toEqual([]);
     expect(((await (await api('GET', '/platform/databases')).json()) as { data: { total: number } }).data.total).toBe(
       0,
     );
-  });
+
+    await page.getByLabel('Engine', { exact: true }).selectOption('redis');
+    await page.getByLabel('Project', { exact: true }).selectOption(projectId);
+    await page.getByRole('button', { name: 'Create database' }).click();
+    await settled('Database cache');
+    const id = page.url().split('/').pop()!;
+    const base = `/platform/databases/${id}`;
+    // Ready is read when the person reloads: the page does not poll.
+    await databaseReads(client(h, token), base);
+    await page.reload();
+    await settled('Database cache');
+    await page.getByText('ready', { exact: true }).first().waitFor();
+
+    // Credentials: not on the page until asked for, then once in a copy box; the read is in the audit trail.
+    expect(await page.content()).not.toContain('redis://');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Reveal credentials' }).click();
+    const box = page.getByRole('region', { name: /Connection URL/ });
+    await box.waitFor();
+    const url = (await box.getByTestId('secret-value').textContent())!;
+    expect(url).toMatch(/^redis:\/\//);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Hide credentials' }).click();
+    await page.getByRole('button', { name: 'Reveal credentials' }).waitFor();
+    expect(await page.content()).not.toContain(url);
+    const trail = await client(h, token).get<{ data: { events: { action: string }[] } }>('/platform/audit?limit=100');
+    expect(trail.body.data.events.map((e) => e.action)).toContain('database.reveal');
+
+    // A backup: taken, seen complete after a reload of the list, deleted after a confirmation.
+    await page.getByRole('button', { name: 'Back up now' }).click();
+    await page.getByText('A backup is running').waitFor();
+    const backupId = (
+      await eventually(async () => {
+        const r = await client(h, token).get<{ data: { backups: { id: string }[] } }>(`${base}/backups`);
+        return r.body.data.backups[0];
+      }, 'the backup listed')
+    ).id;
+    await backupReads(client(h, token), `${base}/backups/${backupId}`);
+    await page.getByRole('button', { name: 'Reload backups' }).click();
+    await page.getByText('complete', { exact: true }).waitFor();
+    await page.getByRole('button', { name: /^Delete the backup of / }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete the backup?' });
+    await dialog.waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await dialog.getByRole('button', { name: 'Delete backup' }).click();
+    await page.getByText('No backups yet').waitFor();
+    expect((await api('GET', `${base}/backups/${backupId}`)).status).toBe(404);
+
+    await page.getByRole('link', { name: 'All databases' }).click();
+    await settled('Databases');
+    await page.getByRole('link', { name: 'cache' }).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'databases');
+
+    await page.getByRole('link', { name: 'cache' }).click();
+    await settled('Database cache');
+    await page.getByRole('button', { name: 'Delete database' }).click();
+    const del = page.getByRole('dialog', { name: 'Delete database?' });
+    await del.getByLabel('Type cache to confirm', { exact: true }).fill('cache');
+    await del.getByRole('button', { name: 'Delete database' }).click();
+    await settled('Databases');
+    await eventually(
+      async () => ((await api('GET', base)).status === 404 ? true : undefined),
+      'the database gone',
+      120_000,
+    );
+  }, 300_000);
 
   it('adds an AI provider whose key is never shown again, tests it and removes it', async () => {
     await open('/ai-providers', 'AI providers');
