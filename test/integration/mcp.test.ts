@@ -298,6 +298,38 @@ describe('MCP deployment controls, projects and sales', () => {
     const listed = await call(c, 'list_projects', {});
     expect(listed.s.projects.map((p: { id: string }) => p.id)).toContain(created.s.project.id);
     expect(await call(c, 'list_deliveries', {})).toMatchObject({ isError: false, s: { deliveries: [], total: 0 } });
+    // What the seller recorded, as the console's lists show it.
+    const rest = (p: string, body: unknown) =>
+      fetch(h.baseUrl + p, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((r) => r.json() as Promise<{ data: { id: string; saleId: string } }>);
+    const product = await rest('/platform/products', {
+      name: 'Course',
+      billingType: 'ONE_TIME',
+      price: 49,
+      currency: 'USD',
+    });
+    const sale = await rest('/platform/sales', {
+      productId: product.data.id,
+      buyer: { email: 'ada@example.com', name: 'Ada' },
+      amount: 49,
+      currency: 'USD',
+    });
+    expect(await call(c, 'list_products', {})).toMatchObject({
+      isError: false,
+      s: { products: [{ id: product.data.id, name: 'Course', billingType: 'ONE_TIME', interval: null }] },
+    });
+    expect(await call(c, 'list_sales', { limit: 5 })).toMatchObject({
+      isError: false,
+      s: {
+        sales: [{ id: sale.data.saleId, productName: 'Course', buyer: { email: 'ada@example.com' }, refundedAt: null }],
+        total: 1,
+        limit: 5,
+        offset: 0,
+      },
+    });
     expect(await call(c, 'lookup_entitlements', { email: 'buyer@example.com' })).toMatchObject({
       isError: false,
       s: { entitlements: [] },

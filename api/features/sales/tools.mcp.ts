@@ -2,8 +2,17 @@ import { z } from 'zod';
 
 import { defineTool, READ, type ToolDef, WRITE } from '../../mcp/tool';
 import type { SalesContext } from './compose';
-import { DeliveriesQuery, DeliveryList, Entitlement, EntitlementsQuery, EventIdParams } from './schemas';
-import { deliverySummary } from './views';
+import {
+  DeliveriesQuery,
+  DeliveryList,
+  Entitlement,
+  EntitlementsQuery,
+  EventIdParams,
+  ProductList,
+  SaleList,
+  SalesQuery,
+} from './schemas';
+import { deliverySummary, productView, saleView } from './views';
 
 /** A seller's agent: what was sent to the seller's endpoint, a resend, and what a buyer holds. */
 export function salesTools(deps: Pick<SalesContext, 'sales'>): ToolDef[] {
@@ -63,6 +72,31 @@ export function salesTools(deps: Pick<SalesContext, 'sales'>): ToolDef[] {
               }
             : null,
         };
+      },
+    }),
+    defineTool({
+      name: 'list_products',
+      title: 'List products',
+      description: 'Your products (name, billing type, price, currency, interval), newest first, at most 200.',
+      permission: 'sales.manage',
+      input: z.object({}),
+      output: ProductList,
+      annotations: READ,
+      run: async ({ principal }) => ({ products: (await sales.listProducts(principal.org._id)).map(productView) }),
+    }),
+    defineTool({
+      name: 'list_sales',
+      title: 'List sales',
+      description:
+        'Recorded sales, newest first, each with its product name, buyer, amount and refundedAt (null unless ' +
+        'refunded). Page with limit (at most 100) and offset.',
+      permission: 'sales.manage',
+      input: SalesQuery,
+      output: SaleList,
+      annotations: READ,
+      run: async ({ principal, input }) => {
+        const { items, total } = await sales.listSales(principal.org._id, input);
+        return { sales: items.map(saleView), total, limit: input.limit, offset: input.offset };
       },
     }),
     defineTool({
