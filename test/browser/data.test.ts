@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Browser, Page } from 'playwright-core';
 
 import { launchBrowser, newPage, screenshot, seriousViolations, signIn } from '../helpers/browser';
@@ -100,7 +101,7 @@ describe('web console: databases, volumes, buckets, database sources and AI prov
     );
   });
 
-  it("creates a bucket, shows a key's secret once, and deletes the bucket by its typed name", async () => {
+  it("creates a bucket, shows a key's secret once, and deletes it by its typed name (with force once it holds an object)", async () => {
     await open('/buckets', 'Buckets');
     await page.getByText('No buckets yet').waitFor();
     expect(await seriousViolations(page)).toEqual([]);
@@ -137,6 +138,11 @@ describe('web console: databases, volumes, buckets, database sources and AI prov
     await page.getByRole('link', { name }).click();
     await settled(`Bucket ${name}`);
 
+    // An object in it, written straight to the store: a delete then needs force, and the dialog says so.
+    const s3Name = ((await (await api('GET', `/platform/buckets/${bucketId}`)).json()) as { data: { s3Name: string } })
+      .data.s3Name;
+    await h.s3.send(new PutObjectCommand({ Bucket: s3Name, Key: 'kept.txt', Body: 'kept' }));
+
     // Deleting asks for the name: the button stays disabled until it is typed.
     await page.getByRole('button', { name: 'Delete bucket' }).click();
     const dialog = page.getByRole('dialog', { name: 'Delete bucket?' });
@@ -145,6 +151,17 @@ describe('web console: databases, volumes, buckets, database sources and AI prov
     expect(await seriousViolations(page)).toEqual([]);
     const confirm = dialog.getByRole('button', { name: 'Delete bucket' });
     expect(await confirm.isDisabled()).toBe(true);
+    await dialog.getByLabel(`Type ${name} to confirm`, { exact: true }).fill(name);
+    await confirm.click();
+    const notEmpty = dialog.getByRole('alert');
+    await notEmpty.waitFor();
+    const said = (await notEmpty.textContent())!;
+    console.log(`bucket delete refused: ${said}`);
+    expect(said).toMatch(/force/);
+    expect(await seriousViolations(page)).toEqual([]);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByLabel(/Also delete every object/).check();
+    await page.getByRole('button', { name: 'Delete bucket' }).click();
     await dialog.getByLabel(`Type ${name} to confirm`, { exact: true }).fill(name);
     await confirm.click();
     await settled('Buckets');
