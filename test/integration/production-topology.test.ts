@@ -8,6 +8,8 @@ import { temporal as proto } from '@temporalio/proto';
 import { freePort } from '@scripts/stack/process';
 import { ensureTool } from '@scripts/stack/tools';
 import { deploymentWorkflowId } from '@shared/contracts/deployment';
+import { createAdminClient } from '@shared/edge/admin';
+import { createEdgeRouter } from '@shared/edge/router';
 
 import { spawnApi } from '../helpers/api-process';
 import { client } from '../helpers/client';
@@ -27,6 +29,9 @@ describe('the production shape: two workers on one task queue, two api processes
   let image: string;
   const children: ChildProcess[] = [];
   let routerDir: string | undefined;
+  /** The router the second test starts, which the third shares with the edge router. */
+  let viaRouter = '';
+  let routerAdmin = '';
 
   beforeAll(async () => {
     h = await startHarness('topology', { RATE_LIMIT_COMPAT_READS_PER_MIN: '100000' }, { worker: false });
@@ -110,6 +115,7 @@ describe('the production shape: two workers on one task queue, two api processes
     const { binary } = await ensureTool('caddy');
     routerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-router-'));
     const routerPort = await freePort();
+    routerAdmin = `127.0.0.1:${await freePort()}`;
     const router = spawn(
       binary,
       ['run', '--config', path.join(root, 'examples', 'caddy', 'Caddyfile'), '--adapter', 'caddyfile'],
@@ -119,7 +125,7 @@ describe('the production shape: two workers on one task queue, two api processes
           HOME: routerDir,
           XDG_DATA_HOME: routerDir,
           XDG_CONFIG_HOME: routerDir,
-          CADDY_ADMIN: `127.0.0.1:${await freePort()}`,
+          CADDY_ADMIN: routerAdmin,
           SLIPWAY_API_ADDRESS: `http://127.0.0.1:${routerPort}`,
           SLIPWAY_API_UPSTREAMS: apis.map((a) => a.base.replace('http://', '')).join(' '),
         },
@@ -129,7 +135,7 @@ describe('the production shape: two workers on one task queue, two api processes
     let routerLog = '';
     router.stderr.on('data', (c: Buffer) => (routerLog += c.toString()));
     children.push(router);
-    const viaRouter = `http://127.0.0.1:${routerPort}`;
+    viaRouter = `http://127.0.0.1:${routerPort}`;
 
     // Both api processes ready (a worker of the first test polls), and the router passing requests on.
     for (const a of apis)
@@ -171,5 +177,23 @@ describe('the production shape: two workers on one task queue, two api processes
     }, 'every read to be in an access log');
     for (const served of answered) expect(served.length).toBeGreaterThan(0);
     expect(answered.flat().filter((s) => s === 200)).toHaveLength(20);
+  });
+
+  it('keeps the api site when the worker adds the deployments’ server to the same Caddy', async () => {
+    expect(viaRouter).not.toBe('');
+    const edgePort = await freePort();
+    const edge = createEdgeRouter({ adminUrl: `http://${routerAdmin}`, listen: [`127.0.0.1:${edgePort}`] });
+    await edge.ensureServer();
+    // Caddy's admin API wants no browser headers (fetch sends some): the edge router's own admin client.
+    const servers = await createAdminClient(`http://${routerAdmin}`, 10_000).get<Record<string, { listen: string[] }>>(
+      '/config/apps/http/servers',
+    );
+    // The Caddyfile's site (srv0) and the worker's server, each on its own listener.
+    expect(Object.keys(servers ?? {}).sort()).toEqual(['slipway', 'srv0']);
+    expect(servers!.slipway!.listen).toEqual([`127.0.0.1:${edgePort}`]);
+    // The api still answers through its site, and the edge server answers a host it has no route for with its fallback.
+    expect((await fetch(`${viaRouter}/healthz`)).status).toBe(200);
+    const unknown = await fetch(`http://127.0.0.1:${edgePort}/`);
+    expect(unknown.status).toBe(404);
   });
 });
