@@ -6,6 +6,8 @@ import path from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Browser, Page } from 'playwright-core';
 
+import { PERMISSIONS } from '@shared/permissions';
+
 import { launchBrowser, newPage, screenshot, seriousViolations, signIn } from '../helpers/browser';
 import { client } from '../helpers/client';
 import { backupReads, databaseReads } from '../helpers/databases';
@@ -23,6 +25,7 @@ describe('web console: databases, volumes, buckets, database sources and AI prov
   let token: string;
   let dir: string;
   let projectId: string;
+  let orgId: string;
 
   beforeAll(async () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'slipway-data-browser-'));
@@ -35,6 +38,7 @@ describe('web console: databases, volumes, buckets, database sources and AI prov
     });
     browser = await launchBrowser();
     const org = await h.newOrgWithProject();
+    orgId = org.orgId;
     token = org.token;
     projectId = org.projectId;
     page = await newPage(browser);
@@ -317,5 +321,37 @@ describe('web console: databases, volumes, buckets, database sources and AI prov
     await dialog.getByLabel('Type local to confirm', { exact: true }).fill('local');
     await dialog.getByRole('button', { name: 'Remove local' }).click();
     await page.getByText('No AI providers yet').waitFor();
+  });
+
+  it('offers a viewer the lists and none of the changes; the api refuses a forged one', async () => {
+    const bucket = await client(h, token).post<{ data: { id: string; name: string } }>('/platform/buckets', {
+      name: `seen-${randomUUID().slice(0, 6)}`,
+    });
+    const user = await h.identity.addUser({ orgId, email: `viewer-${orgId}@example.com`, role: 'viewer' });
+    const viewer = await h.identity.createToken({ orgId, userId: user._id, name: 'viewer', scopes: [...PERMISSIONS] });
+    const vpage = await newPage(browser);
+    await signIn(vpage, h.baseUrl, viewer.token, '/buckets');
+    await vpage.getByRole('link', { name: bucket.body.data.name }).click();
+    await vpage.getByRole('heading', { level: 1, name: `Bucket ${bucket.body.data.name}` }).waitFor();
+    await vpage.getByText('No keys yet').waitFor();
+    expect(await vpage.getByRole('button', { name: 'Make a key' }).count()).toBe(0);
+    expect(await vpage.getByRole('button', { name: 'Delete bucket' }).count()).toBe(0);
+    expect(await seriousViolations(vpage)).toEqual([]);
+    for (const [path, heading, create] of [
+      ['/buckets', 'Buckets', 'Create a bucket'],
+      ['/volumes', 'Volumes', 'Create a volume'],
+      ['/databases', 'Databases', 'Create a managed database'],
+      ['/database-sources', 'Database sources', 'Add a source'],
+    ] as const) {
+      await vpage.goto(h.baseUrl + path);
+      await vpage.getByRole('heading', { level: 1, name: heading }).waitFor();
+      await vpage.getByRole('heading', { level: 2 }).first().waitFor();
+      expect(await vpage.getByRole('heading', { name: create }).count()).toBe(0);
+    }
+    await vpage.goto(h.baseUrl + '/ai-providers');
+    await vpage.getByText('Only the organisation’s owners and admins manage AI providers').waitFor();
+    const forged = await client(h, viewer.token).post(`/platform/buckets/${bucket.body.data.id}/credentials`, {});
+    expect(forged.status).toBe(403);
+    await vpage.context().close();
   });
 });
