@@ -92,6 +92,14 @@ describe('web console: tokens shown once and revoked, secrets never shown again'
     await dialog.waitFor({ state: 'detached' });
     const vault = createVault({ store: createSecretStore(h.db), key: h.config.SECRETS_KEY });
     expect(await vault.reveal(org.orgId, id)).toBe(second);
+    // The replacement is in the audit trail by the secret's ID, never by its value.
+    const trail = await api.get<Data<{ events: { resource: unknown; outcome: string }[] }>>(
+      '/platform/audit?action=secret.update',
+    );
+    expect(trail.body.data.events).toEqual([
+      expect.objectContaining({ resource: { type: 'secret', id }, outcome: 'success' }),
+    ]);
+    expect(JSON.stringify(trail.body)).not.toContain(second);
     await page.reload();
     await page.getByRole('cell', { name: 'GIT_TOKEN', exact: true }).waitFor();
     expect(await html(page)).not.toContain(first);
