@@ -1,3 +1,4 @@
+import { useQueryClient } from '@tanstack/react-query';
 import { type DragEvent, type FormEvent, useState } from 'react';
 import { useNavigate } from 'react-router';
 
@@ -55,6 +56,7 @@ export function DropZone({ onFiles, label }: { onFiles: (f: { path: string; file
 
 export function NewDeployment() {
   const navigate = useNavigate();
+  const client = useQueryClient();
   const [source, setSource] = useState<Source>('upload');
   const [name, setName] = useState('');
   const [port, setPort] = useState('');
@@ -80,7 +82,10 @@ export function NewDeployment() {
         body = { ...common, uploadId: await uploadZip(await archiveOf(files)) };
       }
       const made = await call<{ deployment: Deployment }>('POST', '/platform/deployments', { body });
-      // The detail page follows the build live from here.
+      // The lists read before it do not show it yet; the detail page follows the build live from here.
+      await client.invalidateQueries({
+        predicate: (q) => String(q.queryKey[0]).startsWith('/platform/deployments?'),
+      });
       void navigate(`/deployments/${made.deployment.id}`);
     } catch (err) {
       setError(err);
