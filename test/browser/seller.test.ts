@@ -77,6 +77,11 @@ describe('web console: the seller dashboard and the organisation pages, in Chrom
     const fresh = await lookup(newKey);
     expect(fresh.status).toBe(200);
     expect(await fresh.json()).toEqual({ entitlements: [] });
+    // Revoked (after a confirmation): no key works until a new one is made.
+    await page.getByRole('button', { name: 'Revoke API key' }).click();
+    await page.getByRole('dialog', { name: 'Revoke the API key?' }).getByRole('button', { name: 'Revoke key' }).click();
+    await page.getByRole('status').filter({ hasText: 'The API key is revoked' }).waitFor();
+    expect((await lookup(newKey)).status).toBe(401);
 
     // Send test event: the receiver really gets it, and its row shows the attempt's status and response code.
     await page.getByRole('button', { name: 'Send test event' }).click();

@@ -159,10 +159,20 @@ function WebhookSection() {
 function ApiKeySection() {
   const [key, setKey] = useState<string>();
   const [confirm, setConfirm] = useState(false);
+  const [confirmRevoke, setConfirmRevoke] = useState(false);
+  const [revoked, setRevoked] = useState(false);
   const create = useChange<void, { apiKey: string }>('POST', '/platform/sales/api-keys', {
     onSuccess: (r) => {
       setKey(r.apiKey);
+      setRevoked(false);
       setConfirm(false);
+    },
+  });
+  const revoke = useChange<void, void>('DELETE', '/platform/sales/api-keys', {
+    onSuccess: () => {
+      setKey(undefined);
+      setRevoked(true);
+      setConfirmRevoke(false);
     },
   });
   return (
@@ -176,7 +186,27 @@ function ApiKeySection() {
         <Button variant="primary" onClick={() => setConfirm(true)}>
           Create or rotate API key
         </Button>
+        <Button variant="danger" onClick={() => setConfirmRevoke(true)}>
+          Revoke API key
+        </Button>
       </div>
+      {revoked && (
+        <p role="status">The API key is revoked: the entitlement lookup refuses every key until you create one.</p>
+      )}
+      <Dialog
+        open={confirmRevoke}
+        onOpenChange={setConfirmRevoke}
+        title="Revoke the API key?"
+        description="The entitlement lookup refuses it at once, and no key works until you create a new one."
+      >
+        <ErrorNote error={revoke.error} />
+        <div className="form-actions">
+          <Button onClick={() => setConfirmRevoke(false)}>Cancel</Button>
+          <Button variant="danger" busy={revoke.isPending} onClick={() => revoke.mutate()}>
+            Revoke key
+          </Button>
+        </div>
+      </Dialog>
       <Dialog
         open={confirm}
         onOpenChange={setConfirm}
