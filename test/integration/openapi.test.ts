@@ -298,8 +298,9 @@ describe('OpenAPI document', () => {
     );
     expect(hook.requestBody.content['application/json']!.schema.$ref).toBe('#/components/schemas/GitPushPayload');
     expect(Object.keys(hook.responses)).toEqual(expect.arrayContaining(['200', '202', '401', '404', '413', '429']));
-    // Every other route still takes a bearer token.
-    expect(doc.paths['/platform/git/bindings']!.post!.security).toEqual([{ bearerAuth: [] }]);
+    // Every other route still takes a bearer token (or, on /platform and /compat, the web console's session cookie).
+    expect(doc.paths['/platform/git/bindings']!.post!.security).toEqual([{ bearerAuth: [] }, { consoleSession: [] }]);
+    expect(doc.paths['/api/v1/entitlements']!.get!.security).toEqual([{ bearerAuth: [] }]);
   });
 
   it('serves a rendered reference at /docs', async () => {
