@@ -10,7 +10,7 @@ import { PERMISSIONS } from '@shared/permissions';
 
 import { launchBrowser, newPage, screenshot, seriousViolations, signIn } from '../helpers/browser';
 import { client } from '../helpers/client';
-import { backupReads, databaseReads } from '../helpers/databases';
+import { backupReads, type Credentials, databaseReads, ENGINE_DATA } from '../helpers/databases';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 
 /**
@@ -294,6 +294,50 @@ describe('web console: databases, volumes, buckets, database sources and AI prov
       'the database gone',
       120_000,
     );
+  }, 300_000);
+
+  it("adds a managed PostgreSQL database as a source: its schema, and a query's rows in a table", async () => {
+    const owner = client(h, token);
+    const made = await owner.post<{ data: { id: string } }>('/platform/databases', {
+      projectId,
+      engine: 'postgresql',
+      name: 'shop',
+      sizeGb: 1,
+    });
+    const dbId = made.body.data.id;
+    await databaseReads(owner, `/platform/databases/${dbId}`);
+    const creds = (await owner.get<{ data: Credentials }>(`/platform/databases/${dbId}/connection`)).body.data;
+    await ENGINE_DATA.postgresql.write(h, dbId, creds, ['apple', 'pear']);
+
+    await open('/database-sources', 'Database sources');
+    await page.getByLabel('Connect to', { exact: true }).selectOption('managed');
+    await page.getByRole('option', { name: 'shop (postgresql)' }).waitFor({ state: 'attached' });
+    await page.getByLabel('Managed database', { exact: true }).selectOption(dbId);
+    await page.getByLabel('Name (optional)', { exact: true }).fill('shop-data');
+    await page.getByRole('button', { name: 'Add source' }).click();
+    await settled('Source shop-data');
+
+    await page.getByLabel('SQL', { exact: true }).fill('SELECT v FROM t ORDER BY v');
+    await page.getByRole('button', { name: 'Run query' }).click();
+    const results = page.getByRole('table', { name: 'Query results' });
+    await results.waitFor({ timeout: 60_000 });
+    expect(await results.getByRole('cell').allTextContents()).toEqual(['apple', 'pear']);
+    expect(await seriousViolations(page)).toEqual([]);
+
+    await page.getByRole('tab', { name: 'Schema' }).click();
+    await page.getByRole('button', { name: 'Load the schema' }).click();
+    const table = page.getByText('public.t', { exact: false }).first();
+    await table.waitFor({ timeout: 60_000 });
+    await table.click();
+    await page
+      .getByRole('table', { name: 'Columns of public.t' })
+      .getByRole('cell', { name: 'v', exact: true })
+      .waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'database-sources');
+
+    expect((await owner.del(`/platform/database-sources/${page.url().split('/').pop()!}`)).status).toBe(204);
+    expect((await owner.del(`/platform/databases/${dbId}`)).status).toBe(202);
   }, 300_000);
 
   it('adds an AI provider whose key is never shown again, tests it and removes it', async () => {

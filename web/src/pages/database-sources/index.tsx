@@ -154,19 +154,33 @@ function AddSource() {
     projectId: '',
   });
   const set = (k: keyof typeof f) => (e: { target: { value: string } }) => setF({ ...f, [k]: e.target.value });
+  const [mode, setMode] = useState<'external' | 'managed'>('external');
+  const [databaseId, setDatabaseId] = useState('');
+  // The organisation's managed databases are read only when the person chooses to add one by reference.
+  const managed = useApi<{ databases: Array<{ id: string; name: string; engine: string }> }>(
+    mode === 'managed' ? '/platform/databases?kind=managed&limit=100' : undefined,
+  );
+  const sql = (managed.data?.databases ?? []).filter((d) => d.engine !== 'redis');
   const add = useChange<void, Source>('POST', '/platform/database-sources', {
     invalidates: ['/platform/database-sources'],
-    body: () => ({
-      engine: f.engine,
-      host: f.host,
-      port: intOrUndefined(f.port),
-      database: f.database,
-      user: f.user,
-      password: f.password,
-      tls: f.tls,
-      ...(f.name ? { name: f.name } : {}),
-      ...(f.projectId ? { projectId: f.projectId } : {}),
-    }),
+    body: () =>
+      mode === 'managed'
+        ? {
+            databaseId,
+            ...(f.name ? { name: f.name } : {}),
+            ...(f.projectId ? { projectId: f.projectId } : {}),
+          }
+        : {
+            engine: f.engine,
+            host: f.host,
+            port: intOrUndefined(f.port),
+            database: f.database,
+            user: f.user,
+            password: f.password,
+            tls: f.tls,
+            ...(f.name ? { name: f.name } : {}),
+            ...(f.projectId ? { projectId: f.projectId } : {}),
+          },
     onSuccess: (s) => {
       // The password leaves the page's memory with the form: it is never shown again.
       setF({ ...f, password: '' });
@@ -181,44 +195,70 @@ function AddSource() {
     <Section title="Add a source">
       <form onSubmit={submit}>
         <SelectField
-          label="Engine"
-          value={f.engine}
-          onChange={(e) => setF({ ...f, engine: e.target.value, port: e.target.value === 'mysql' ? '3306' : '5432' })}
+          label="Connect to"
+          value={mode}
+          onChange={(e) => setMode(e.target.value as 'external' | 'managed')}
           options={[
-            { value: 'postgres', label: 'PostgreSQL' },
-            { value: 'mysql', label: 'MySQL or MariaDB' },
+            { value: 'external', label: 'A server by its address' },
+            { value: 'managed', label: 'A managed database of this organisation' },
           ]}
         />
         <TextField label="Name (optional)" value={f.name} onChange={set('name')} autoComplete="off" />
-        <TextField label="Host" value={f.host} onChange={set('host')} required autoComplete="off" />
-        <TextField label="Port" type="number" value={f.port} onChange={set('port')} required />
-        <TextField label="Database" value={f.database} onChange={set('database')} required autoComplete="off" />
-        <TextField
-          label="User"
-          hint="Give the source a user that may only read."
-          value={f.user}
-          onChange={set('user')}
-          required
-          autoComplete="off"
-        />
-        <TextField
-          label="Password"
-          type="password"
-          hint="Stored sealed; it is never shown again after saving."
-          value={f.password}
-          onChange={set('password')}
-          autoComplete="new-password"
-        />
-        <SelectField
-          label="TLS"
-          value={f.tls}
-          onChange={set('tls')}
-          options={[
-            { value: 'verify', label: 'Verify the certificate' },
-            { value: 'require', label: 'Require TLS, do not check the certificate' },
-            { value: 'disable', label: 'No TLS' },
-          ]}
-        />
+        {mode === 'managed' ? (
+          <SelectField
+            label="Managed database"
+            hint="PostgreSQL or MariaDB; its own address and credentials are used."
+            value={databaseId}
+            onChange={(e) => setDatabaseId(e.target.value)}
+            options={[
+              { value: '', label: sql.length ? 'Choose a database' : 'No managed PostgreSQL or MariaDB database' },
+              ...sql.map((d) => ({ value: d.id, label: `${d.name} (${d.engine})` })),
+            ]}
+          />
+        ) : (
+          <>
+            <SelectField
+              label="Engine"
+              value={f.engine}
+              onChange={(e) =>
+                setF({ ...f, engine: e.target.value, port: e.target.value === 'mysql' ? '3306' : '5432' })
+              }
+              options={[
+                { value: 'postgres', label: 'PostgreSQL' },
+                { value: 'mysql', label: 'MySQL or MariaDB' },
+              ]}
+            />
+            <TextField label="Host" value={f.host} onChange={set('host')} required autoComplete="off" />
+            <TextField label="Port" type="number" value={f.port} onChange={set('port')} required />
+            <TextField label="Database" value={f.database} onChange={set('database')} required autoComplete="off" />
+            <TextField
+              label="User"
+              hint="Give the source a user that may only read."
+              value={f.user}
+              onChange={set('user')}
+              required
+              autoComplete="off"
+            />
+            <TextField
+              label="Password"
+              type="password"
+              hint="Stored sealed; it is never shown again after saving."
+              value={f.password}
+              onChange={set('password')}
+              autoComplete="new-password"
+            />
+            <SelectField
+              label="TLS"
+              value={f.tls}
+              onChange={set('tls')}
+              options={[
+                { value: 'verify', label: 'Verify the certificate' },
+                { value: 'require', label: 'Require TLS, do not check the certificate' },
+                { value: 'disable', label: 'No TLS' },
+              ]}
+            />
+          </>
+        )}
         <ProjectSelect value={f.projectId} onChange={(projectId) => setF({ ...f, projectId })} />
         <ErrorNote error={add.error} />
         <div className="form-actions">
