@@ -27,6 +27,12 @@ export interface AppParts {
 export function buildApp({ core, features }: AppParts): Express {
   const app = express();
   app.disable('x-powered-by');
+  // Behind the router, the client's address (rate limits per address, audit) is the one the router forwards.
+  if (core.config.TRUST_PROXY)
+    app.set(
+      'trust proxy',
+      core.config.TRUST_PROXY.split(',').map((p) => p.trim()),
+    );
   // First, so every request — refused, unknown or failed — has its ID and its access-log line.
   app.use(accessLog(core.log), requestContext);
   // Before the JSON parser: a webhook's signature is over the raw bytes, which the parser would consume.

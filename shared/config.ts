@@ -1,3 +1,4 @@
+import net from 'node:net';
 import path from 'node:path';
 
 import { z } from 'zod';
@@ -23,6 +24,26 @@ const schema = z.object({
       error: 'API_PROCESSES must be a whole number from 1 to 64, or auto (one per core)',
     })
     .default(1),
+  /**
+   * The routers in front of the api whose X-Forwarded-For names the client: comma-separated addresses, CIDRs or
+   * `loopback`, `linklocal`, `uniquelocal` (private ranges). Unset, the peer is the client, so behind a router every
+   * client would share the router's address, its budget of refused tokens and its audit entries.
+   */
+  TRUST_PROXY: z
+    .string()
+    .refine(
+      (v) =>
+        v.split(',').every((p) => {
+          const item = p.trim();
+          if (['loopback', 'linklocal', 'uniquelocal'].includes(item)) return true;
+          const [ip, bits, ...rest] = item.split('/');
+          const family = net.isIP(ip ?? '');
+          if (!family || rest.length) return false;
+          return bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+        }),
+      'TRUST_PROXY must be comma-separated addresses or CIDRs (10.0.0.0/8), or loopback, linklocal, uniquelocal',
+    )
+    .optional(),
   /** Address clients use to reach the api, for URLs the api prints (statusUrl). */
   PUBLIC_URL: z.url().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -32,6 +32,7 @@ describe('the production shape: two workers on one task queue, two api processes
   /** The router the second test starts, which the third shares with the edge router. */
   let viaRouter = '';
   let routerAdmin = '';
+  let apis: ReturnType<typeof spawnApi>[] = [];
 
   beforeAll(async () => {
     h = await startHarness('topology', { RATE_LIMIT_COMPAT_READS_PER_MIN: '100000' }, { worker: false });
@@ -106,10 +107,9 @@ describe('the production shape: two workers on one task queue, two api processes
   });
 
   it('shares one organisation’s read limit between two api processes the router balances, each serving some', async () => {
-    const apis = [
-      spawnApi(h, await freePort(), { RATE_LIMIT_COMPAT_READS_PER_MIN: '20', LOG_LEVEL: 'info' }),
-      spawnApi(h, await freePort(), { RATE_LIMIT_COMPAT_READS_PER_MIN: '20', LOG_LEVEL: 'info' }),
-    ];
+    // As the compose file runs them: the router's forwarded address is the client's.
+    const env = { RATE_LIMIT_COMPAT_READS_PER_MIN: '20', LOG_LEVEL: 'info', TRUST_PROXY: 'loopback' };
+    apis = [spawnApi(h, await freePort(), env), spawnApi(h, await freePort(), env)];
     children.push(...apis.map((a) => a.child));
 
     const { binary } = await ensureTool('caddy');
@@ -177,6 +177,24 @@ describe('the production shape: two workers on one task queue, two api processes
     }, 'every read to be in an access log');
     for (const served of answered) expect(served.length).toBeGreaterThan(0);
     expect(answered.flat().filter((s) => s === 200)).toHaveLength(20);
+  });
+
+  it('counts refused tokens per client address the router forwards, and a client cannot choose its own', async () => {
+    expect(apis).toHaveLength(2);
+    const bad = (base: string, forwardedFor: string) =>
+      fetch(`${base}/compat/deployments`, {
+        headers: { authorization: 'Bearer svc_bogus', 'x-forwarded-for': forwardedFor },
+      }).then(async (r) => (await r.arrayBuffer(), r.status));
+    // From the router's address (loopback, trusted), each forwarded client has its own budget of refused tokens.
+    for (let i = 0; i < 20; i++) expect(await bad(apis[i % 2]!.base, '203.0.113.1')).toBe(401);
+    expect(await bad(apis[0]!.base, '203.0.113.1')).toBe(429);
+    expect(await bad(apis[1]!.base, '203.0.113.2')).toBe(401);
+    // Through the router, a forwarded address the client wrote is replaced by the one the router saw: 127.0.0.1's
+    // budget, spent by any address it claims.
+    const statuses: number[] = [];
+    for (let i = 0; i < 21; i++) statuses.push(await bad(viaRouter, `198.51.100.${i}`));
+    expect(statuses.slice(0, 20)).toEqual(Array(20).fill(401));
+    expect(statuses[20]).toBe(429);
   });
 
   it('keeps the api site when the worker adds the deployments’ server to the same Caddy', async () => {

@@ -33,3 +33,19 @@ describe('config', () => {
     expect(() => parseConfig({ [name]: value })).toThrow(message);
   });
 });
+
+describe('TRUST_PROXY', () => {
+  it('takes addresses, CIDRs and the named ranges, comma-separated', () => {
+    expect(parseConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,fd00::/8,192.0.2.7' }).TRUST_PROXY).toBe(
+      'loopback, 10.0.0.0/8,fd00::/8,192.0.2.7',
+    );
+    expect(parseConfig({}).TRUST_PROXY).toBeUndefined();
+  });
+
+  it.each(['true', '1', 'caddy', '10.0.0.0/33', '10.0.0.0/8/1', 'loopback,'])(
+    'refuses %s, saying what it takes',
+    (v) => {
+      expect(() => parseConfig({ TRUST_PROXY: v })).toThrow(/invalid TRUST_PROXY=.*addresses or CIDRs/);
+    },
+  );
+});

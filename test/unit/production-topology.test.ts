@@ -82,7 +82,8 @@ describe('docker-compose.temporal.yml: the production shape', () => {
     // Caddy's upstreams are exactly the api services, each on the port the api listens on.
     const upstreams = String(services.caddy!.environment!.SLIPWAY_API_UPSTREAMS).split(' ');
     expect(upstreams.sort()).toEqual(apis.map((a) => `${a}:3000`).sort());
-    for (const a of apis) expect(services[a]!.environment).toMatchObject({ PORT: 3000, HOST: '0.0.0.0' });
+    for (const a of apis)
+      expect(services[a]!.environment).toMatchObject({ PORT: 3000, HOST: '0.0.0.0', TRUST_PROXY: 'uniquelocal' });
     expect(services.caddy!.volumes).toContain('./examples/caddy/Caddyfile:/etc/caddy/Caddyfile:ro');
     const caddyfile = fs.readFileSync(path.join(root, 'examples', 'caddy', 'Caddyfile'), 'utf8');
     expect(caddyfile).toMatch(/reverse_proxy \{\$SLIPWAY_API_UPSTREAMS\}/);
@@ -179,6 +180,9 @@ describe('examples/kubernetes: the same shape as manifests', () => {
     for (const m of [api, worker])
       expect(containers(m).containers[0]!.envFrom).toContainEqual({ secretRef: { name: 'slipway' } });
     expect(byName('StatefulSet', 'mongodb').spec!.replicas).toBe(3);
+    expect((byName('ConfigMap', 'slipway') as unknown as { data: Record<string, string> }).data.TRUST_PROXY).toBe(
+      'uniquelocal',
+    );
     for (const [kind, name] of [
       ['StatefulSet', 'redis'],
       ['StatefulSet', 'minio'],
