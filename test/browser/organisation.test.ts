@@ -8,6 +8,7 @@ import { PERMISSIONS } from '@shared/permissions';
 
 import { launchBrowser, newPage, screenshot, seriousViolations, signIn } from '../helpers/browser';
 import { client } from '../helpers/client';
+import { startDnsServer } from '../helpers/dns-server';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
 
 /**
@@ -18,17 +19,52 @@ import { eventually, type Harness, startHarness } from '../helpers/harness';
 describe('web console: projects, domains, Git, tickets, usage and settings', () => {
   let h: Harness;
   let browser: Browser;
+  let dns: Awaited<ReturnType<typeof startDnsServer>>;
 
   beforeAll(async () => {
-    h = await startHarness('organisation-browser', { RATE_LIMIT_PLATFORM_PER_15MIN: '100000' }, { worker: false });
+    // A DNS server of our own on loopback: the domain's records are added to it as an owner would at their provider.
+    dns = await startDnsServer();
+    h = await startHarness(
+      'organisation-browser',
+      { RATE_LIMIT_PLATFORM_PER_15MIN: '100000', DNS_RESOLVERS: dns.address, DNS_TIMEOUT_MS: '1000' },
+      { worker: false },
+    );
     browser = await launchBrowser();
   });
   afterAll(async () => {
     await browser?.close();
     await h?.stop();
+    await dns?.close();
   });
 
   const heading = (page: Page, name: string | RegExp) => page.getByRole('heading', { level: 1, name }).waitFor();
+
+  /** A deployment as the api records it, with its status events: usage and domains read it, no container needed. */
+  async function recordDeployment(
+    org: { orgId: string; userId: string },
+    status: DeploymentRecord['status'],
+    events: Array<[DeploymentEvent['status'], number]>,
+  ): Promise<string> {
+    const id = randomUUID();
+    const at = (t: number) => new Date(t);
+    await createDeploymentStore(h.db).insert({
+      _id: id,
+      orgId: org.orgId,
+      createdBy: org.userId,
+      origin: 'platform',
+      name: `rec-${id.slice(0, 6)}`,
+      provider: 'engine_local',
+      source: { type: 'image', image: 'example/app:1' },
+      port: 8080,
+      revision: 1,
+      status,
+      version: events.length,
+      events: events.map(([s, t]) => ({ status: s, message: s, at: at(t) })),
+      createdAt: at(events[0]![1]),
+      updatedAt: at(events.at(-1)![1]),
+    } satisfies DeploymentRecord);
+    return id;
+  }
 
   it('runs an organisation as its owner: a project and its member, a ticket, the settings, usage', async () => {
     const owner = await h.newOrg();
@@ -135,28 +171,11 @@ describe('web console: projects, domains, Git, tickets, usage and settings', () 
     await page.getByRole('heading', { level: 2, name: 'Totals' }).waitFor();
     expect(await seriousViolations(page)).toEqual([]);
     const built = Date.now() - 90 * 60_000;
-    const ev = (status: DeploymentEvent['status'], at: number): DeploymentEvent => ({
-      status,
-      message: status,
-      at: new Date(at),
-    });
-    const id = randomUUID();
-    await createDeploymentStore(h.db).insert({
-      _id: id,
-      orgId: owner.orgId,
-      createdBy: owner.userId,
-      origin: 'platform',
-      name: `built-${id.slice(0, 6)}`,
-      provider: 'engine_local',
-      source: { type: 'image', image: 'example/app:1' },
-      port: 8080,
-      revision: 1,
-      status: 'stopped',
-      version: 3,
-      events: [ev('queued', built - 60_000), ev('building', built), ev('stopped', built + 30 * 60_000)],
-      createdAt: new Date(built - 60_000),
-      updatedAt: new Date(built + 30 * 60_000),
-    } satisfies DeploymentRecord);
+    await recordDeployment(owner, 'stopped', [
+      ['queued', built - 60_000],
+      ['building', built],
+      ['stopped', built + 30 * 60_000],
+    ]);
     await page.getByLabel('Period').selectOption('24h');
     await page.getByText(/per UTC hour/).waitFor();
     await page.getByRole('img', { name: /^Compute per hour: .*Build time 30 minutes in total/ }).waitFor();
@@ -204,6 +223,56 @@ describe('web console: projects, domains, Git, tickets, usage and settings', () 
     await page.getByRole('link', { name: 'Projects' }).click();
     await heading(page, 'Projects');
     expect(await page.getByRole('button', { name: 'Create project' }).count()).toBe(0);
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it('adds a domain, lists the records to create, verifies it against DNS and says when to try again', async () => {
+    const owner = await h.newOrg();
+    const now = Date.now();
+    const deploymentId = await recordDeployment(owner, 'running', [
+      ['queued', now - 120_000],
+      ['running', now - 60_000],
+    ]);
+    const page = await newPage(browser);
+    await signIn(page, h.baseUrl, owner.token, '/domains');
+    await heading(page, 'Domains');
+    const host = `shop-${randomUUID().slice(0, 8)}.example.test`;
+    await page.getByLabel('Host name').fill(host);
+    expect(await page.getByLabel('Deployment', { exact: true }).inputValue()).toBe(deploymentId);
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    await heading(page, `Domain ${host}`);
+    const domain = (
+      await client(h, owner.token).get<{ data: { domains: Array<{ token: string; dnsRecords: unknown[] }> } }>(
+        '/platform/domains',
+      )
+    ).body.data.domains[0]!;
+    // The TXT challenge, exactly as the api answers it, with a copy button for its name and its value.
+    const txt = page.getByRole('row').filter({ hasText: `_slipway-challenge.${host}` });
+    await txt.getByText(domain.token).waitFor();
+    await txt.getByRole('button', { name: `Copy TXT value for _slipway-challenge.${host}` }).waitFor();
+    expect(await page.getByRole('row').count()).toBe(1 + domain.dnsRecords.length);
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // Checked now, before the record exists: the page says what DNS held.
+    await page.getByRole('button', { name: 'Verify now' }).click();
+    await page.getByRole('status').filter({ hasText: 'Checked: pending.' }).waitFor();
+    await page.getByText('missing', { exact: true }).first().waitFor();
+
+    dns.add('TXT', `_slipway-challenge.${host}`, domain.token);
+    await page.getByRole('button', { name: 'Verify now' }).click();
+    await page.getByRole('status').filter({ hasText: 'Checked: verified.' }).waitFor();
+    await page.getByText('found, holding the token').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'domains-verified');
+
+    // The third check is allowed, the fourth within 5 minutes refused, saying when to try again.
+    await page.getByRole('button', { name: 'Verify now' }).click();
+    await page.getByRole('status').filter({ hasText: 'Checked: verified.' }).waitFor();
+    await page.getByRole('button', { name: 'Verify now' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /Try again in \d+ s\./ })
+      .waitFor();
     expect(await seriousViolations(page)).toEqual([]);
   });
 });
