@@ -26,7 +26,13 @@ describe('web console: projects, domains, Git, tickets, usage and settings', () 
     dns = await startDnsServer();
     h = await startHarness(
       'organisation-browser',
-      { RATE_LIMIT_PLATFORM_PER_15MIN: '100000', DNS_RESOLVERS: dns.address, DNS_TIMEOUT_MS: '1000' },
+      {
+        RATE_LIMIT_PLATFORM_PER_15MIN: '100000',
+        DNS_RESOLVERS: dns.address,
+        DNS_TIMEOUT_MS: '1000',
+        // A Git binding's repository is on this machine.
+        ALLOW_PRIVATE_GIT_HOSTS: 'true',
+      },
       { worker: false },
     );
     browser = await launchBrowser();
@@ -176,7 +182,7 @@ describe('web console: projects, domains, Git, tickets, usage and settings', () 
       ['building', built],
       ['stopped', built + 30 * 60_000],
     ]);
-    await page.getByLabel('Period').selectOption('24h');
+    await page.getByLabel('Period', { exact: true }).selectOption('24h');
     await page.getByText(/per UTC hour/).waitFor();
     await page.getByRole('img', { name: /^Compute per hour: .*Build time 30 minutes in total/ }).waitFor();
     // Every chart drawn (a locator, not a page function: the console's CSP forbids evaluated strings).
@@ -273,6 +279,36 @@ describe('web console: projects, domains, Git, tickets, usage and settings', () 
       .getByRole('alert')
       .filter({ hasText: /Try again in \d+ s\./ })
       .waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it("binds a repository to a deployment, shows its webhook secret once, and lists the binding's deliveries", async () => {
+    const owner = await h.newOrg();
+    const now = Date.now();
+    const deploymentId = await recordDeployment(owner, 'running', [
+      ['queued', now - 120_000],
+      ['running', now - 60_000],
+    ]);
+    const page = await newPage(browser);
+    // A repository on this machine (ALLOW_PRIVATE_GIT_HOSTS above, as a private setup may set it).
+    const repo = `http://localhost/example/app-${randomUUID().slice(0, 8)}.git`;
+    await signIn(page, h.baseUrl, owner.token, '/git');
+    await heading(page, 'Git');
+    await page.getByLabel('Repository URL').fill(repo);
+    await page.getByLabel('Branch').fill('main');
+    await page.getByLabel('Deployment ID').fill(deploymentId);
+    await page.getByRole('button', { name: 'Bind repository' }).click();
+    const secret = await page.getByTestId('secret-value').textContent();
+    expect(secret).toMatch(/\S{16,}/);
+    await page.getByRole('link', { name: repo }).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'git');
+
+    await page.getByRole('link', { name: repo }).click();
+    await heading(page, `Binding of ${repo}`);
+    await page.getByText('No delivery yet').waitFor();
+    // Never shown again: the binding's page has no secret.
+    expect(await page.getByText(secret!).count()).toBe(0);
     expect(await seriousViolations(page)).toEqual([]);
   });
 });
