@@ -1,8 +1,8 @@
 import { aiProvidersFeature } from './ai-providers';
 import { auditFeature } from './audit';
 import { bucketsFeature } from './buckets';
-import { consoleSessionFeature } from './console-session';
 import { builderFeature } from './builder';
+import { consoleSessionFeature } from './console-session';
 import { databaseSourcesFeature } from './database-sources';
 import { databasesFeature } from './databases';
 import { deploymentsFeature } from './deployments';
