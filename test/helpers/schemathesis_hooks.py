@@ -44,6 +44,8 @@ REFUSALS_NO_SCHEMA_STATES = [
     ("Unknown productId", "a productId names a product created before"),
     ("is not an instance of this deployment", "an instance name names a container of the deployment"),
     # State: the same valid request is accepted in one state of the organisation and refused in another.
+    # The console's session routes answer the session cookie only; which credential a request carries is not its data.
+    ("was not made with a console session cookie", "which of the two security schemes a request used is its credential, not its data"),
     ("Save a webhook URL first", "a test event needs a webhook saved before, which no request body carries"),
     ("was already refunded", "a sale is refunded once; the same request is refused after"),
     ("must be before", "`from` before `to` compares two parameters, which JSON Schema has no keyword for"),
