@@ -28,7 +28,7 @@ const event = (attempts: AttemptRecord[]): EventRecord => ({
 });
 
 describe('the deliveries log as REST and MCP show it', () => {
-  it('summarises an event by its latest attempt, or none yet', () => {
+  it('summarises an event by its latest attempt and its response code, or none yet', () => {
     expect(deliverySummary(event([]))).toEqual({
       eventId: 'e1',
       type: 'sale.completed',
@@ -36,10 +36,12 @@ describe('the deliveries log as REST and MCP show it', () => {
       createdAt: '2030-01-01T00:00:00.000Z',
       attemptCount: 0,
       lastAttemptAt: null,
+      lastResponseStatus: null,
     });
-    expect(deliverySummary(event([attempt(1), attempt(2)]))).toMatchObject({
+    expect(deliverySummary(event([attempt(1), attempt(2, { responseStatus: 200 })]))).toMatchObject({
       attemptCount: 2,
       lastAttemptAt: '2030-01-01T00:02:01.000Z',
+      lastResponseStatus: 200,
     });
   });
 
