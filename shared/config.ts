@@ -234,6 +234,20 @@ const schema = z.object({
     .max(24 * 30)
     .default(72),
 
+  // Cloud providers (activities/providers/cloud-*.ts). Where each SDK talks is the server's setting, never a tenant's:
+  // empty means the cloud's public endpoint. Tests and private clouds point them elsewhere. AWS reads its own
+  // AWS_ENDPOINT_URL / AWS_ENDPOINT_URL_<SERVICE> (SDK v3), and Azure's sign-in its own AZURE_AUTHORITY_HOST.
+  /** Cloud Run Admin API v2 (`apiEndpoint` of @google-cloud/run), e.g. `https://run.googleapis.com`. */
+  CLOUD_A_RUN_ENDPOINT: z.string().default(''),
+  /** Cloud Logging API v2 (`apiEndpoint` of @google-cloud/logging). */
+  CLOUD_A_LOGGING_ENDPOINT: z.string().default(''),
+  /** Google's OAuth token endpoint the service account signs in at (`token_uri` of the key). */
+  CLOUD_A_TOKEN_URL: z.string().default(''),
+  /** Azure Resource Manager (`endpoint` of @azure/arm-appcontainers), e.g. `https://management.azure.com`. */
+  CLOUD_B_ARM_ENDPOINT: z.string().default(''),
+  /** Log Analytics query API (`endpoint` of @azure/monitor-query-logs), e.g. `https://api.loganalytics.io`. */
+  CLOUD_B_LOGS_ENDPOINT: z.string().default(''),
+
   /**
    * Where the worker keeps persistent volumes on the engine's host: one preallocated ext4 image per volume, loop-mounted
    * beside it (activities/providers/engine-volumes.ts). The engine must see the same paths, so the worker runs on its
