@@ -143,6 +143,20 @@ export async function aws<T>(doing: string, call: () => Promise<T>, hide: readon
   }
 }
 
+/** Like `aws`, but AWS saying the thing is not there (one of `absent`, AWS's error names) reads as undefined. */
+export async function awsUnless<T>(
+  doing: string,
+  absent: readonly string[],
+  call: () => Promise<T>,
+): Promise<T | undefined> {
+  try {
+    return await call();
+  } catch (err) {
+    if (isNotFound(err, ...absent)) return undefined;
+    throw awsFailure(err, doing);
+  }
+}
+
 /** Whether `err` is AWS saying the thing asked for is not there (the callers treat it as already gone). */
 export const isNotFound = (err: unknown, ...names: string[]) => isAwsError(err) && names.includes(err.name);
 

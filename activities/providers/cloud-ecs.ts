@@ -16,9 +16,9 @@ import { CLOUD_LABELS, type CloudAdapter, type CloudRevision, cloudServiceName, 
 import { managedResources } from './cloud-ecs-managed';
 import {
   aws,
+  awsUnless,
   type EcsClients as Clients,
   fargateSize,
-  isNotFound,
   refused,
   REVISION_TAG,
   serviceStatus,
@@ -56,6 +56,9 @@ const STREAM_PREFIX = 'app';
 const MAX_STREAMS = 20;
 /** Seconds the load balancer's failed health checks are ignored after a task starts (an app's boot). */
 const HEALTH_GRACE_S = 60;
+/** AWS's names for "no such …", per API (the SDK's exception name, and the wire code some answers carry). */
+const TG_GONE = ['TargetGroupNotFoundException', 'TargetGroupNotFound'];
+const LISTENER_GONE = ['ListenerNotFoundException', 'ListenerNotFound'];
 
 export const logGroupOf = (service: string) => `/slipway/${service}`;
 const instanceStream = (taskId: string) => `${STREAM_PREFIX}/${CONTAINER}/${taskId}`;
@@ -168,15 +171,15 @@ export function createEcsAdapter(deps: EcsDeps = {}): CloudAdapter<'cloud_c_ecs_
     return undefined;
   }
 
-  async function rules(c: Clients, listenerArn: string): Promise<Rule[]> {
+  async function rules(c: Clients, listenerArn: string, absent: readonly string[] = []): Promise<Rule[]> {
     const all: Rule[] = [];
     let Marker: string | undefined;
     do {
-      const page = await aws('read the load balancer listener rules', () =>
+      const page = await awsUnless('read the load balancer listener rules', absent, () =>
         c.elb.send(new elbApi.DescribeRulesCommand({ ListenerArn: listenerArn, Marker })),
       );
-      all.push(...(page.Rules ?? []));
-      Marker = page.NextMarker;
+      all.push(...(page?.Rules ?? []));
+      Marker = page?.NextMarker;
     } while (Marker);
     return all;
   }
@@ -189,13 +192,10 @@ export function createEcsAdapter(deps: EcsDeps = {}): CloudAdapter<'cloud_c_ecs_
     );
 
   async function targetGroupArn(c: Clients, name: string): Promise<string | undefined> {
-    try {
-      const out = await c.elb.send(new elbApi.DescribeTargetGroupsCommand({ Names: [name] }));
-      return out.TargetGroups?.[0]?.TargetGroupArn;
-    } catch (err) {
-      if (isNotFound(err, 'TargetGroupNotFoundException', 'TargetGroupNotFound')) return undefined;
-      return aws('read the target group', () => Promise.reject(err));
-    }
+    const out = await awsUnless('read the target group', TG_GONE, () =>
+      c.elb.send(new elbApi.DescribeTargetGroupsCommand({ Names: [name] })),
+    );
+    return out?.TargetGroups?.[0]?.TargetGroupArn;
   }
 
   const tagsOf = (spec: { deploymentId: string; orgId: string }) => ({
@@ -223,15 +223,15 @@ export function createEcsAdapter(deps: EcsDeps = {}): CloudAdapter<'cloud_c_ecs_
       }
       const listenerRegion = creds.loadBalancer.listenerArn.split(':')[3] || creds.regions[0]!;
       const c = clients(creds, listenerRegion);
-      await aws(`read the load balancer listener in ${listenerRegion}`, () =>
+      const listener = await awsUnless(`read the load balancer listener in ${listenerRegion}`, LISTENER_GONE, () =>
         c.elb.send(new elbApi.DescribeListenersCommand({ ListenerArns: [creds.loadBalancer.listenerArn] })),
-      ).catch((err: unknown) => {
-        if (!isNotFound(err, 'ListenerNotFoundException', 'ListenerNotFound')) throw err;
+      );
+      if (!listener?.Listeners?.length) {
         throw refused(
           `Elastic Load Balancing has no listener ${creds.loadBalancer.listenerArn}.`,
           'Name an existing Application Load Balancer listener in "loadBalancer.listenerArn"; then save the credentials again.',
         );
-      });
+      }
     },
 
     async deployRevision(creds, spec) {
@@ -250,11 +250,10 @@ export function createEcsAdapter(deps: EcsDeps = {}): CloudAdapter<'cloud_c_ecs_
       const ecsTags = Object.entries(tags).map(([key, value]) => ({ key, value }));
       const elbTags = Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
 
-      await aws('create the log group', () =>
+      // A previous attempt's group is ours already.
+      await awsUnless('create the log group', ['ResourceAlreadyExistsException'], () =>
         c.logs.send(new logsApi.CreateLogGroupCommand({ logGroupName: logGroupOf(name), tags })),
-      ).catch((err: unknown) => {
-        if (!isNotFound(err, 'ResourceAlreadyExistsException')) throw err;
-      });
+      );
 
       const tg =
         (await targetGroupArn(c, name)) ??
@@ -459,11 +458,9 @@ export function createEcsAdapter(deps: EcsDeps = {}): CloudAdapter<'cloud_c_ecs_
             c.ecs.send(new ecsApi.UpdateServiceCommand({ cluster: creds.cluster, service: name, desiredCount: 0 })),
           );
         }
-        await aws('delete the ECS service', () =>
+        await awsUnless('delete the ECS service', ['ServiceNotFoundException', 'ServiceNotActiveException'], () =>
           c.ecs.send(new ecsApi.DeleteServiceCommand({ cluster: creds.cluster, service: name, force: true })),
-        ).catch((err: unknown) => {
-          if (!isNotFound(err, 'ServiceNotFoundException', 'ServiceNotActiveException')) throw err;
-        });
+        );
         removed.push(`ecs service ${service.serviceArn ?? name}`);
       }
 
@@ -481,19 +478,12 @@ export function createEcsAdapter(deps: EcsDeps = {}): CloudAdapter<'cloud_c_ecs_
         );
       }
 
-      const rule = await rules(c, creds.loadBalancer.listenerArn).then(
-        (all) => ruleFor(all, hostOf(creds, name)),
-        (err: unknown) => {
-          if (isNotFound(err, 'ListenerNotFoundException', 'ListenerNotFound')) return undefined;
-          throw err;
-        },
-      );
+      // A listener removed by its owner took its rules along.
+      const rule = ruleFor(await rules(c, creds.loadBalancer.listenerArn, LISTENER_GONE), hostOf(creds, name));
       if (rule?.RuleArn) {
-        await aws('delete the load balancer rule', () =>
+        await awsUnless('delete the load balancer rule', ['RuleNotFoundException', 'RuleNotFound'], () =>
           c.elb.send(new elbApi.DeleteRuleCommand({ RuleArn: rule.RuleArn })),
-        ).catch((err: unknown) => {
-          if (!isNotFound(err, 'RuleNotFoundException', 'RuleNotFound')) throw err;
-        });
+        );
         removed.push(`load balancer rule ${rule.RuleArn}`);
       }
 
@@ -507,23 +497,15 @@ export function createEcsAdapter(deps: EcsDeps = {}): CloudAdapter<'cloud_c_ecs_
         );
         // A target group of that name without our tag is someone else's: left alone.
         if (ours) {
-          await aws('delete the target group', () =>
+          await awsUnless('delete the target group', TG_GONE, () =>
             c.elb.send(new elbApi.DeleteTargetGroupCommand({ TargetGroupArn: tg })),
-          ).catch((err: unknown) => {
-            if (!isNotFound(err, 'TargetGroupNotFoundException', 'TargetGroupNotFound')) throw err;
-          });
+          );
           removed.push(`target group ${tg}`);
         }
       }
 
-      const deleted = await aws('delete the log group', () =>
-        c.logs.send(new logsApi.DeleteLogGroupCommand({ logGroupName: logGroupOf(name) })),
-      ).then(
-        () => true,
-        (err: unknown) => {
-          if (isNotFound(err, 'ResourceNotFoundException')) return false;
-          throw err;
-        },
+      const deleted = await awsUnless('delete the log group', ['ResourceNotFoundException'], () =>
+        c.logs.send(new logsApi.DeleteLogGroupCommand({ logGroupName: logGroupOf(name) })).then(() => true),
       );
       if (deleted) removed.push(`log group ${logGroupOf(name)}`);
       return removed;
@@ -569,7 +551,7 @@ async function readLogs(c: Clients, name: string, query: LogQuery): Promise<Prov
   if (query.instance !== undefined) {
     streams = [instanceStream(query.instance)];
   } else {
-    const out = await aws('list the log streams', () =>
+    const out = await awsUnless('list the log streams', ['ResourceNotFoundException'], () =>
       c.logs.send(
         new logsApi.DescribeLogStreamsCommand({
           logGroupName: group,
@@ -578,11 +560,8 @@ async function readLogs(c: Clients, name: string, query: LogQuery): Promise<Prov
           limit: MAX_STREAMS,
         }),
       ),
-    ).catch((err: unknown) => {
-      if (isNotFound(err, 'ResourceNotFoundException')) return { logStreams: [] };
-      throw err;
-    });
-    streams = (out.logStreams ?? [])
+    );
+    streams = (out?.logStreams ?? [])
       .filter((s) => startTime === undefined || (s.lastEventTimestamp ?? Infinity) >= startTime)
       .map((s) => s.logStreamName)
       .filter((s): s is string => !!s && s.startsWith(`${STREAM_PREFIX}/${CONTAINER}/`));
@@ -593,7 +572,7 @@ async function readLogs(c: Clients, name: string, query: LogQuery): Promise<Prov
     let nextToken: string | undefined;
     // Read backwards from the end: each page holds older events, until `tail` are in hand or the stream begins.
     for (;;) {
-      const page = await aws('read the logs', () =>
+      const page = await awsUnless('read the logs', ['ResourceNotFoundException'], () =>
         c.logs.send(
           new logsApi.GetLogEventsCommand({
             logGroupName: group,
@@ -604,13 +583,10 @@ async function readLogs(c: Clients, name: string, query: LogQuery): Promise<Prov
             ...(nextToken ? { nextToken } : {}),
           }),
         ),
-      ).catch((err: unknown) => {
-        if (isNotFound(err, 'ResourceNotFoundException')) return { events: [], nextBackwardToken: undefined };
-        throw err;
-      });
-      events.unshift(...(page.events ?? []));
+      );
+      events.unshift(...(page?.events ?? []));
       // CloudWatch returns the same token again at the start of the stream.
-      if (!page.events?.length || !page.nextBackwardToken || page.nextBackwardToken === nextToken) break;
+      if (!page?.events?.length || !page.nextBackwardToken || page.nextBackwardToken === nextToken) break;
       if (events.length >= tail) break;
       nextToken = page.nextBackwardToken;
     }
