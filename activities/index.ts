@@ -4,6 +4,7 @@ import type { Db } from 'mongodb';
 import { createLinkSecretSealer } from '@shared/buckets/link-secrets';
 import { scopedKeysFromConfig } from '@shared/buckets/scoped-keys';
 import { createBucketStore } from '@shared/buckets/store';
+import { createCloudCredentialStore } from '@shared/cloud/store';
 import type { Config } from '@shared/config';
 import { createCredentialSealer } from '@shared/databases/credentials';
 import { createDatabaseStore } from '@shared/databases/store';
@@ -45,6 +46,7 @@ import { createDatabaseEnvResolver } from './database/env-refs';
 import { createDatabaseSourceActivities } from './database-source';
 import { createDeploymentActivities } from './deployment';
 import type { BuildDeps } from './deployment/build';
+import type { CloudAdapters } from './deployment/cloud';
 import { createDomainActivities } from './domain';
 import { createDomainDestroyHook } from './domain/destroy';
 import { createMetricsActivities } from './metrics';
@@ -82,6 +84,8 @@ export interface ActivityDeps {
    * start; without it a release that has references fails to start, saying so.
    */
   envRefs?: EnvRefResolver;
+  /** The cloud providers' adapters (activities/providers/cloud-*.ts), built by the worker from its configuration. */
+  cloudAdapters?: CloudAdapters;
   config: BuildDeps['config'] &
     Pick<
       Config,
@@ -184,9 +188,22 @@ export function createActivities(deps: ActivityDeps) {
       createBucketDestroyHook({ store: bucketStore, keys: scopedKeys }),
       createDomainDestroyHook({ store: domainStore, router: edge.router }),
     ];
+  const cloud = deps.db && {
+    credentials: createCloudCredentialStore(deps.db, deps.config.SECRETS_KEY),
+    adapters: deps.cloudAdapters ?? {},
+    releaseEnv: (deploymentId: string, revision: number) => deps.store.releases.get(deploymentId, revision),
+    record: async (deploymentId: string) => {
+      const found = await deps.store.findAny(deploymentId);
+      if (!found) throw new Error(`deployment ${deploymentId} has no record`);
+      return found;
+    },
+    env,
+    docker: deps.engine.docker,
+  };
   return {
     ...createDeploymentActivities({
       ...deps,
+      ...(cloud ? { cloud } : {}),
       ...(envRefs ? { envRefs } : {}),
       ...(afterDestroy
         ? {

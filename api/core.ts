@@ -7,6 +7,7 @@ import type { Db } from 'mongodb';
 import { type AuditStore, createAuditStore } from '@shared/audit/store';
 import { type Authz, createAuthz } from '@shared/authz/authorize';
 import { createGitSourceCheck, type GitSourceCheck } from '@shared/build/git-source';
+import { type CloudCredentialStore, createCloudCredentialStore } from '@shared/cloud/store';
 import type { Config } from '@shared/config';
 import type { Database } from '@shared/db/mongo';
 import { createStatusFeed, type StatusFeed } from '@shared/deployments/status-feed';
@@ -80,6 +81,11 @@ export interface Core {
    * sandbox act on them, so they sit here rather than in a feature listed after those.
    */
   orgSettings: OrgSettingsStore;
+  /**
+   * Organisations' cloud credentials (sealed; the api keeps candidates and reads summaries, the worker opens them): the
+   * providers feature writes them, deploys and settings read which clouds and regions an organisation has.
+   */
+  cloudCredentials: CloudCredentialStore;
   /** The seller a sales API key belongs to: the entitlement lookup origin authenticates by it. */
   sellerOfKey: (apiKey: string) => Promise<string | undefined>;
   /**
@@ -106,8 +112,17 @@ export async function composeCore(c: Connections): Promise<Core> {
   const projectStore = createProjectStore(db);
   const uploadStore = createUploadStore(db);
   const orgSettings = createOrgSettingsStore(db);
+  const cloudCredentials = createCloudCredentialStore(db, c.config.SECRETS_KEY);
   // Sequential on purpose: FerretDB handles concurrent index builds poorly.
-  for (const store of [identityStore, uploadStore, secretStore, auditStore, projectStore, orgSettings])
+  for (const store of [
+    identityStore,
+    uploadStore,
+    secretStore,
+    auditStore,
+    projectStore,
+    orgSettings,
+    cloudCredentials,
+  ])
     await store.ensureIndexes();
   const limiters = createRateLimiters(c.redis, c.config.REDIS_KEY_PREFIX, limitRules(c.config));
   const vault = createVault({ store: secretStore, key: c.config.SECRETS_KEY });
@@ -138,6 +153,7 @@ export async function composeCore(c: Connections): Promise<Core> {
     projectStore,
     uploadStore,
     orgSettings,
+    cloudCredentials,
     sellerOfKey: async (apiKey) => (await sellers.findSellerByKeyHash(hashToken(apiKey)))?._id,
     can: (permission, opts) => requirePermission(authz, permission, opts),
     limit: {

@@ -67,6 +67,9 @@ const CODES = {
   BUCKET_NOT_EMPTY: { status: 409, compat: 'INVALID_REQUEST' },
   /** An access key that is not this bucket's. */
   CREDENTIAL_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  CLOUD_CREDENTIALS_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
+  /** The cloud's read-only call refused the credentials a PUT gave: nothing was saved. */
+  CLOUD_CREDENTIALS_REFUSED: { status: 400, compat: 'INVALID_REQUEST' },
   /** The object store cannot make keys scoped to one bucket (not MinIO, or its admin client is not configured). */
   SCOPED_KEYS_UNAVAILABLE: { status: 501, compat: 'INVALID_REQUEST' },
   DATABASE_SOURCE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },

@@ -4,6 +4,7 @@
  */
 export * from './builder-git/workflow';
 export * from './builder-turn/workflow';
+export * from './cloud-credentials/workflow';
 export * from './database/backup';
 export * from './database/restore';
 export * from './database/scheduled';

@@ -2,6 +2,7 @@ import type { AttachmentStore } from '@shared/deployments/attachments';
 
 import type { EngineLocal } from '../providers/engine-local';
 import { type BuildDeps, createBuildActivities } from './build';
+import { type CloudActivityDeps, createCloudActivities } from './cloud';
 import { createLegacyActivities } from './legacy';
 import { createReleaseActivities, type ReleaseActivityDeps } from './releases';
 
@@ -17,6 +18,8 @@ export function createDeploymentActivities(
     attachments: Pick<AttachmentStore, 'listByDeployment' | 'removeAllOf'>;
     /** What else goes with a destroyed deployment once its containers are gone (its databases). */
     afterDestroy?: (deploymentId: string) => Promise<void>;
+    /** The cloud providers' side; without it (no database) a deploy to a cloud fails saying the server has none. */
+    cloud?: CloudActivityDeps;
   },
 ) {
   const { engine } = deps;
@@ -24,6 +27,15 @@ export function createDeploymentActivities(
     ...createReleaseActivities({ ...deps, provider: engine }),
     ...createBuildActivities(deps.build),
     ...createLegacyActivities(deps),
+    ...createCloudActivities(
+      deps.cloud ?? {
+        credentials: { open: async () => null, openCandidate: async () => null, dropCandidate: async () => undefined },
+        adapters: {},
+        releaseEnv: async () => null,
+        record: async (id: string) => ({ _id: id, orgId: '' }),
+        env: deps.env,
+      },
+    ),
     /**
      * Every container, built image and (when unused) network of the deployment: its destroy. Its attachments go
      * last, once no container mounts its volumes: the volumes and their data stay, free to attach elsewhere.

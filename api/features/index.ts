@@ -2,6 +2,7 @@ import { aiProvidersFeature } from './ai-providers';
 import { auditFeature } from './audit';
 import { bucketsFeature } from './buckets';
 import { builderFeature } from './builder';
+import { cloudProvidersFeature } from './cloud-providers';
 import { consoleSessionFeature } from './console-session';
 import { databaseSourcesFeature } from './database-sources';
 import { databasesFeature } from './databases';
@@ -41,6 +42,7 @@ export const FEATURES = featureList()
   .add(bucketsFeature)
   .add(databaseSourcesFeature)
   .add(organizationFeature)
+  .add(cloudProvidersFeature)
   .add(ticketsFeature)
   .add(gitFeature)
   .add(domainsFeature)

@@ -5,7 +5,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
-import type { DeploymentSource, DeploymentStatus, LastFailure } from '../deployments/types';
+import type { DeploymentSource, DeploymentStatus, LastFailure, Provider } from '../deployments/types';
 
 /** The workflow's type name: the exported function's name in workflows/deployment/workflow.ts. */
 export const DEPLOYMENT_WORKFLOW = 'deploymentWorkflow';
@@ -23,6 +23,8 @@ export interface ReleaseRef {
   healthy: boolean;
   /** How many volumes its instances mount (absent: none); a volume takes one writer, so such a release runs one. */
   volumes?: number;
+  /** On a cloud provider: the cloud's name of the revision that runs it (a rollback sends traffic back to it). */
+  cloudRevision?: string;
 }
 
 /**
@@ -65,6 +67,13 @@ export interface DeploymentWorkflowInput {
   /** Inputs of workflows started before values were passed by reference carry them here; they still deploy. */
   envVars?: Record<string, string>;
   revision: number;
+  /**
+   * Where it runs: a cloud provider's deployments take workflows/deployment/cloud.ts's path through the same
+   * commands; absent (every workflow started before cloud providers) is engine_local.
+   */
+  provider?: Provider;
+  /** The region of a cloud provider's deployment (one of its credentials' regions). */
+  region?: string;
   limits: { memoryMb: number; cpus: number; pids: number };
   readyTimeoutS: number;
   /** Fetch, extract and build together may take this long (source deployments). */

@@ -331,13 +331,13 @@ describe('organisation settings', () => {
     expect([moved.status, moved.body.message]).toEqual([
       400,
       expect.stringMatching(
-        /does not have the organisation's defaultRegion test-east: .*no adapter for it is configured/,
+        /does not have the organisation's defaultRegion test-east: .*the organisation has set none for it/,
       ),
     ]);
     const cloudRegion = await patch(o.owner, { defaultProvider: 'cloud_a_run', defaultRegion: 'test-east' });
     expect([cloudRegion.status, cloudRegion.body.message]).toEqual([
       400,
-      expect.stringContaining('cloud_a_run has no regions on this server'),
+      expect.stringContaining('cloud_a_run has no regions for this organisation'),
     ]);
     const both = await patch(o.owner, { defaultProvider: 'cloud_a_run', defaultRegion: null });
     expect([both.status, both.body.data.defaultRegion, both.body.data.effective.defaultRegion]).toEqual([

@@ -20,8 +20,15 @@ describe('region catalog', () => {
       'engine_local has no region us-east on this server; its regions: eu-west',
     );
     const cloud = regionProblem('cloud_a_run', 'us-east', 'local');
-    expect(cloud).toMatch(/^cloud_a_run has no regions on this server \(no adapter for it is configured/);
+    expect(cloud).toMatch(
+      /^cloud_a_run has no regions for this organisation \(a cloud provider’s regions are those its credentials name/,
+    );
     expect(cloud).toContain('no region us-east');
+    // With credentials, the regions they name.
+    expect(regionProblem('cloud_a_run', 'us-east1', 'local', { cloud_a_run: ['us-east1'] })).toBeUndefined();
+    expect(regionProblem('cloud_a_run', 'us-west1', 'local', { cloud_a_run: ['us-east1', 'europe-west1'] })).toBe(
+      'cloud_a_run has no region us-west1 for this organisation; its regions: us-east1, europe-west1',
+    );
   });
 
   it('takes only DNS-label-like names, for requests and for ENGINE_REGION alike', () => {

@@ -1,4 +1,9 @@
-import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  type ActivityOptions,
+  proxyActivities,
+  proxyLocalActivities,
+} from '@temporalio/workflow';
 
 import type { DeploymentActivities } from '@activities/deployment';
 
@@ -80,3 +85,32 @@ export const builder = (timeoutS: number) =>
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: { maximumAttempts: 2, nonRetryableErrorTypes: ['BuildFailed'] },
   });
+
+/**
+ * A cloud's control plane: each call is one or a few API requests, retried by the SDK first (each adapter sets the
+ * API's documented policy), then here with backoff for throttling and outages; a failure worded for the user
+ * (CloudFailure types) is final.
+ */
+const cloudCalls: ActivityOptions = {
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '2 minutes',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 10,
+    nonRetryableErrorTypes: ['CloudCredentialsRefused', 'CloudRequestRefused', 'CloudRevisionFailed'],
+  },
+};
+export const { cloudDeployRevision, cloudServeRevision, cloudSetReplicas, cloudDestroy, cloudPushImage } =
+  proxyActivities<DeploymentActivities>({
+    ...cloudCalls,
+    // A destroy cancels a deploy; the deploy waits for the cloud call to end, so the removal sees what it made.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  });
+// The wait polls the cloud and heartbeats each time; a worker that dies mid-wait is noticed within 30 s.
+export const { cloudWaitServing } = proxyActivities<DeploymentActivities>({
+  ...cloudCalls,
+  startToCloseTimeout: '2 hours',
+  heartbeatTimeout: '30 seconds',
+});

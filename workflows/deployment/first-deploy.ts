@@ -23,7 +23,7 @@ import { overlapped, together, writes } from './writes';
  * Builds the source (when it is one) and returns the image reference to run, with what the build read, recording the
  * steps.
  */
-async function obtainImage(
+export async function obtainImage(
   e: Entity,
   onPhase: (p: DeploymentFailure['phase']) => void,
   overlap = false,

@@ -34,6 +34,7 @@ import type { DeploymentStatus } from '@shared/deployments/types';
 import { ignore } from '@shared/ignore';
 
 import { removeDeployment } from './activities';
+import { cloudFirstDeploy, cloudRemove, cloudReplace, cloudScale, cloudStart, cloudStop } from './cloud';
 import {
   COMMANDS_PER_RUN,
   nothingToRunIn,
@@ -74,6 +75,8 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     replicas: input.replicas ?? 1,
     releases: [],
   };
+  // A cloud runs it (cloud.ts); absent in every history from before cloud providers, so those replay unchanged.
+  const onCloud = input.provider !== undefined && input.provider !== 'engine_local';
   const e: Entity = {
     input,
     state,
@@ -184,6 +187,8 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
           .catch((err: unknown) =>
             log.warn('the edge route of a destroyed deployment was not removed', { error: String(err) }),
           );
+      if (onCloud) await cloudRemove(e);
+      // On a cloud too: its attachments, databases, buckets and domains go with it, and any image built here.
       await removeDeployment(input.deploymentId);
     });
 
@@ -196,7 +201,7 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     const withReleases = patched(PATCHES.releases);
     state.legacy = !withReleases;
     const deployScope = new CancellationScope();
-    const deploying = deployScope.run(() => firstDeploy(e, withReleases));
+    const deploying = deployScope.run(() => (onCloud ? cloudFirstDeploy(e) : firstDeploy(e, withReleases)));
     await Promise.race([
       deploying.catch(ignore('the race only waits; the deploy is awaited, and its failure thrown, just below')),
       condition(() => destroyRequested),
@@ -210,6 +215,10 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
   /** Carries out one accepted command; the status is checked again, as the projection was optimistic. */
   async function execute(p: Queued): Promise<CommandOutcome> {
     if (!ALLOWED_COMMANDS[state.status].includes(p.command)) throw refuse(p.command, state.status);
+    if (onCloud) {
+      await executeOnCloud(p);
+      return outcome(p.command);
+    }
     await ensureReleaseRecorded(e);
     if (p.command === 'stop') await stop(e);
     else if (p.command === 'start') await start(e);
@@ -236,6 +245,31 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
       });
     }
     return outcome(p.command);
+  }
+
+  /** The same commands on a cloud (cloud.ts): the cloud keeps the revisions, so a rollback needs no image here. */
+  async function executeOnCloud(p: Queued): Promise<void> {
+    const base = state.current;
+    if (p.command === 'stop') await cloudStop(e);
+    else if (p.command === 'start') await cloudStart(e);
+    else if (p.command === 'scale') await cloudScale(e, p.args.replicas);
+    else if (p.command === 'redeploy')
+      await cloudReplace(e, {
+        image: base?.image ?? '',
+        env: p.args.envRef ? { from: 'set', envRef: p.args.envRef } : { from: 'record' },
+        trigger: 'redeploy',
+        ...(p.args.source ? { source: p.args.source } : {}),
+      });
+    else if (p.command === 'rollback') {
+      const target = rollbackTarget(p.args.revision);
+      if (typeof target === 'string') throw refuse('rollback', state.status, target);
+      await cloudReplace(e, {
+        image: target.image,
+        env: { from: 'release', revision: target.revision },
+        trigger: 'rollback',
+        rollbackOf: target,
+      });
+    }
   }
 
   /** What the command's caller reads when it did not succeed: our words, never engine or driver text. */

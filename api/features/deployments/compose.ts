@@ -36,6 +36,7 @@ export async function composeDeployments(core: Core) {
     docker: core.docker,
     log: core.log,
     orgSettings: core.orgSettings,
+    cloudCredentials: core.cloudCredentials,
     quota: createQuota({
       redis: core.redis,
       keyPrefix: config.REDIS_KEY_PREFIX,

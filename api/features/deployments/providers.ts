@@ -1,4 +1,4 @@
-import { regionCatalog } from '@shared/deployments/regions';
+import { type CloudRegions, regionCatalog } from '@shared/deployments/regions';
 import { type Provider, PROVIDERS } from '@shared/deployments/types';
 import type { Plan } from '@shared/identity/store';
 import { PLAN_POLICIES } from '@shared/plans';
@@ -10,18 +10,19 @@ const NAMES: Record<Provider, string> = {
   cloud_c_ecs_fargate: 'Cloud C ECS on Fargate',
 };
 
-/** Cloud adapters need credentials and an adapter this server does not ship yet, so only engine_local can be available. */
-const CONFIGURED: ReadonlySet<Provider> = new Set(['engine_local']);
-
-/** Each provider: whether the plan and this server allow it, and the regions a deploy to it may name. */
-export function providerAvailability(plan: Plan, engineRegion: string) {
-  const regions = regionCatalog(engineRegion);
+/**
+ * Each provider: whether the plan and the organisation's credentials allow it, and the regions a deploy to it may
+ * name. engine_local is this server's own engine; a cloud is available once the organisation's credentials for it
+ * passed their check (PUT /platform/providers/{provider}/credentials), in the regions they name.
+ */
+export function providerAvailability(plan: Plan, engineRegion: string, cloud: CloudRegions = {}) {
+  const regions = regionCatalog(engineRegion, cloud);
   return PROVIDERS.map((id) => {
     const onPlan = PLAN_POLICIES[plan].providers.includes(id);
     const reason = !onPlan
       ? `not included in the ${plan} plan`
-      : !CONFIGURED.has(id)
-        ? 'no credentials are configured for it on this server'
+      : id !== 'engine_local' && !cloud[id]
+        ? `the organisation has no credentials for it; an owner or admin sets them with PUT /platform/providers/${id}/credentials`
         : undefined;
     return { id, name: NAMES[id], available: !reason, ...(reason ? { reason } : {}), regions: [...regions[id]] };
   });

@@ -70,8 +70,10 @@ export function compatDeploymentRoutes(ctx: DeploymentsContext): RouteDef[] {
       request: {},
       before: [reads, can('deployment.read')],
       responses: { 200: { description: 'Providers', schema: Providers } },
-      handler: (_input, req, res) => {
-        res.json({ providers: providerAvailability(principalOf(req).org.plan, ctx.config.ENGINE_REGION) });
+      handler: async (_input, req, res) => {
+        const { org } = principalOf(req);
+        const cloud = await ctx.cloudCredentials.regions(org._id);
+        res.json({ providers: providerAvailability(org.plan, ctx.config.ENGINE_REGION, cloud) });
       },
     }),
     deployRoute('/deploy', 'Deploy a container image', DeployRequest, (p, body) =>

@@ -1,4 +1,4 @@
-import { regionProblem, regionsOf } from '@shared/deployments/regions';
+import { type CloudRegions, regionProblem, regionsOf } from '@shared/deployments/regions';
 import type { Provider } from '@shared/deployments/types';
 import { AppError } from '@shared/errors';
 import type { Principal } from '@shared/identity/service';
@@ -9,12 +9,14 @@ import { providerAvailability } from './providers';
 import type { DeploymentServiceDeps } from './service.deps';
 
 /** What the plan lets a new deployment have: its replicas, its provider, its project, and a live-deployment slot. */
-export function createAdmission(deps: Pick<DeploymentServiceDeps, 'projects' | 'quota' | 'config' | 'orgSettings'>) {
+export function createAdmission(
+  deps: Pick<DeploymentServiceDeps, 'projects' | 'quota' | 'config' | 'orgSettings' | 'cloudCredentials'>,
+) {
   const engineRegion = deps.config.ENGINE_REGION;
 
   /** A provider the plan does not offer, or this server cannot run, is refused before its region is looked at. */
-  function checkAvailable(principal: Principal, provider: Provider) {
-    const availability = providerAvailability(principal.org.plan, engineRegion).find((p) => p.id === provider)!;
+  function checkAvailable(principal: Principal, provider: Provider, cloud: CloudRegions) {
+    const availability = providerAvailability(principal.org.plan, engineRegion, cloud).find((p) => p.id === provider)!;
     if (!availability.available) {
       throw new AppError('PROVIDER_NOT_ALLOWED', `Provider ${provider} is not available: ${availability.reason}.`, {
         provider,
@@ -32,29 +34,30 @@ export function createAdmission(deps: Pick<DeploymentServiceDeps, 'projects' | '
     settings: Pick<OrgSettings, 'defaultProvider' | 'defaultRegion'>,
     provider: Provider,
     asked: string | undefined,
+    cloud: CloudRegions,
   ): string | undefined {
     if (asked !== undefined) {
-      const problem = regionProblem(provider, asked, engineRegion);
+      const problem = regionProblem(provider, asked, engineRegion, cloud);
       if (problem)
         throw new AppError(
           'INVALID_REQUEST',
           `region: ${problem}. Name one of its regions, or leave region out for the default (GET /compat/providers lists each provider's regions).`,
-          { provider, region: asked, regions: regionsOf(provider, engineRegion) },
+          { provider, region: asked, regions: regionsOf(provider, engineRegion, cloud) },
         );
       return asked;
     }
     const stored = settings.defaultRegion;
     if (stored !== null && provider === (settings.defaultProvider ?? 'engine_local')) {
-      const problem = regionProblem(provider, stored, engineRegion);
+      const problem = regionProblem(provider, stored, engineRegion, cloud);
       if (problem)
         throw new AppError(
           'INVALID_REQUEST',
           `The organisation's defaultRegion ${stored} is not available: ${problem}. Name a region in the deploy, or an owner or admin may change defaultRegion (PATCH /platform/organization).`,
-          { provider, defaultRegion: stored, regions: regionsOf(provider, engineRegion) },
+          { provider, defaultRegion: stored, regions: regionsOf(provider, engineRegion, cloud) },
         );
       return stored;
     }
-    return regionsOf(provider, engineRegion)[0];
+    return regionsOf(provider, engineRegion, cloud)[0];
   }
 
   /** Last step before the insert: takes the deployment's quota slot (atomic in Redis, see ./quota.ts). */
@@ -113,10 +116,13 @@ export function createAdmission(deps: Pick<DeploymentServiceDeps, 'projects' | '
         `replicas must be a whole number from 1 to ${maxReplicas} on the ${principal.org.plan} plan.`,
         { replicas: input.replicas, maxReplicas },
       );
-    const settings = await deps.orgSettings.of(principal.org._id);
+    const [settings, cloud] = await Promise.all([
+      deps.orgSettings.of(principal.org._id),
+      deps.cloudCredentials.regions(principal.org._id),
+    ]);
     const provider = providerOf(principal, settings, input.provider);
-    checkAvailable(principal, provider);
-    const region = regionOf(settings, provider, input.region);
+    checkAvailable(principal, provider, cloud);
+    const region = regionOf(settings, provider, input.region, cloud);
     await checkPolicy(principal, input.projectId, id);
     return { provider, region };
   }

@@ -31,7 +31,10 @@ export interface DeployInput {
 
 /** A new deployment from an image, an upload or a Git repository: checked, admitted, recorded, then started. */
 export function createDeploymentCreation(
-  deps: Pick<DeploymentServiceDeps, 'store' | 'env' | 'projects' | 'quota' | 'config' | 'log' | 'orgSettings'>,
+  deps: Pick<
+    DeploymentServiceDeps,
+    'store' | 'env' | 'projects' | 'quota' | 'config' | 'log' | 'orgSettings' | 'cloudCredentials'
+  >,
   parts: {
     workflows: DeploymentWorkflows;
     idempotency: Idempotency;

@@ -3,6 +3,7 @@ import type Docker from 'dockerode';
 
 import type { Authz } from '@shared/authz/authorize';
 import type { GitSourceCheck } from '@shared/build/git-source';
+import type { CloudCredentialStore } from '@shared/cloud/store';
 import type { Config } from '@shared/config';
 import type { LogStore } from '@shared/deployments/logs-store';
 import type { StatusModel } from '@shared/deployments/read-model';
@@ -42,6 +43,8 @@ export interface DeploymentServiceDeps {
   quota: Pick<Quota, 'acquire' | 'confirm'>;
   /** The organisation's default and allowed providers, and its default vault environment, applied to new deploys. */
   orgSettings: OrgSettingsReader;
+  /** Which clouds, in which regions, the organisation has credentials for. */
+  cloudCredentials: Pick<CloudCredentialStore, 'regions' | 'summary'>;
   config: Pick<
     Config,
     | 'DEPLOY_READY_TIMEOUT_S'

@@ -35,6 +35,8 @@ export function createDeploymentWorkflows(deps: Pick<DeploymentServiceDeps, 'tem
       // Names only: the values stay sealed in the record, and the worker opens them where it starts the container.
       envNames: envNamesOf(record),
       revision: record.revision,
+      // Only a cloud's deployments carry it, so engine_local's input stays as every workflow before clouds had it.
+      ...(record.provider !== 'engine_local' ? { provider: record.provider, region: record.region! } : {}),
       limits: PLAN_POLICIES[principal.org.plan].limits,
       readyTimeoutS: deps.config.DEPLOY_READY_TIMEOUT_S,
       buildTimeoutS: deps.config.BUILD_TIMEOUT_S,

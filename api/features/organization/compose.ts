@@ -11,6 +11,7 @@ export function composeOrganization(core: Core) {
       store: core.orgSettings,
       identity: core.identity,
       engineRegion: core.config.ENGINE_REGION,
+      cloudRegions: (orgId) => core.cloudCredentials.regions(orgId),
     }),
     sellerSettings: createSalesStore(core.db),
   };

@@ -1,5 +1,5 @@
 import { isDuplicateKey } from '@shared/db/mongo';
-import { regionProblem, regionsOf } from '@shared/deployments/regions';
+import { type CloudRegions, regionProblem, regionsOf } from '@shared/deployments/regions';
 import type { Provider } from '@shared/deployments/types';
 import { AppError } from '@shared/errors';
 import type { IdentityService, Principal } from '@shared/identity/service';
@@ -50,12 +50,12 @@ function check(org: Principal['org'], s: OrgSettings): void {
  * A defaultRegion the default provider (after the same request's change of it) does not have is refused (400), naming
  * the regions it has, or why it has none.
  */
-function checkRegion(s: OrgSettings, patch: SettingsPatch, engineRegion: string): void {
+function checkRegion(s: OrgSettings, patch: SettingsPatch, engineRegion: string, cloud: CloudRegions): void {
   if (s.defaultRegion === null) return;
   const provider: Provider = s.defaultProvider ?? 'engine_local';
-  const problem = regionProblem(provider, s.defaultRegion, engineRegion);
+  const problem = regionProblem(provider, s.defaultRegion, engineRegion, cloud);
   if (!problem) return;
-  const regions = regionsOf(provider, engineRegion);
+  const regions = regionsOf(provider, engineRegion, cloud);
   const next = regions.length ? 'one of its regions, or null for its first' : 'null';
   throw new AppError(
     'INVALID_REQUEST',
@@ -76,6 +76,8 @@ export function createOrganizationService(deps: {
   identity: Pick<IdentityService, 'renameOrg'>;
   /** This server's engine region, engine_local's one (ENGINE_REGION). */
   engineRegion: string;
+  /** The regions of the clouds the organisation has credentials for. */
+  cloudRegions: (orgId: string) => Promise<CloudRegions>;
 }) {
   const { store } = deps;
 
@@ -100,7 +102,8 @@ export function createOrganizationService(deps: {
         if (changes.length === 0) return { latest, settings: before, changes };
         // Checked when they change: a plan changed since must not lock every other field.
         if ('defaultProvider' in patch || 'allowedProviders' in patch) check(p.org, after);
-        if ('defaultProvider' in patch || 'defaultRegion' in patch) checkRegion(after, patch, deps.engineRegion);
+        if ('defaultProvider' in patch || 'defaultRegion' in patch)
+          checkRegion(after, patch, deps.engineRegion, await deps.cloudRegions(p.org._id));
         const version: OrgSettingsVersion = {
           _id: settingsVersionId(p.org._id, (latest?.version ?? 0) + 1),
           orgId: p.org._id,

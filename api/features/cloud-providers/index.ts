@@ -1,0 +1,10 @@
+import { defineFeature } from '../feature';
+import { composeCloudProviders } from './compose';
+import { cloudProviderRoutes } from './routes.platform';
+
+/** Organisations' cloud credentials: what makes cloud_a_run, cloud_b_container_apps and cloud_c_ecs_fargate available. */
+export const cloudProvidersFeature = defineFeature({
+  name: 'cloud-providers',
+  compose: composeCloudProviders,
+  routes: { platform: cloudProviderRoutes },
+});
