@@ -1,7 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 
 /**
@@ -168,3 +170,31 @@ export async function startReplay(exchanges: Exchange[], opts: ReplayOptions = {
   };
 }
 export type Replay = Awaited<ReturnType<typeof startReplay>>;
+
+/**
+ * A throwaway key and self-signed certificate for 127.0.0.1 (openssl), for `tls`: the SDK under test trusts `cert` as
+ * its only CA through the adapter's test-only client options, so nothing else about TLS is relaxed.
+ */
+export function selfSignedTls(): { key: string; cert: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'replay-tls-'));
+  try {
+    execFileSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1'].concat([
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        'key.pem',
+        '-out',
+        'cert.pem',
+      ]),
+      { cwd: dir, stdio: 'ignore' },
+    );
+    return {
+      key: fs.readFileSync(path.join(dir, 'key.pem'), 'utf8'),
+      cert: fs.readFileSync(path.join(dir, 'cert.pem'), 'utf8'),
+    };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
