@@ -1,6 +1,6 @@
 import type { ApplicationFailure } from '@temporalio/common';
 
-import { CLOUD_FAILURES, cloudFailureDetails,type CloudReleaseSpec } from '@activities/providers/cloud';
+import { CLOUD_FAILURES, cloudFailureDetails, type CloudReleaseSpec } from '@activities/providers/cloud';
 import { createContainerAppsAdapter } from '@activities/providers/cloud-container-apps';
 import type { ContainerAppsCredentials } from '@shared/cloud/credentials';
 
@@ -213,6 +213,19 @@ describe('Container Apps adapter against the replayed Azure APIs', () => {
     expect(new URLSearchParams(replay.requestsOf('logs-token')[0]!.body as string).get('scope')).toBe(
       'https://api.loganalytics.io/.default',
     );
+    expectAllServed();
+  });
+
+  it('rescales with a revision of the same release named by its count, since scale belongs to the template', async () => {
+    const adapter = await scenario('signin', 'rescale');
+    await adapter.setReplicas(creds, { ...target, replicas: 3 });
+    const patch = bodyOf('patch-scale');
+    expect(patch.properties.configuration).toEqual({ ingress: { traffic: [{ latestRevision: true, weight: 100 }] } });
+    expect(patch.properties.template).toMatchObject({
+      revisionSuffix: 'r2-x3',
+      containers: [{ name: 'app', image: 'registry.example.com/acme/web:1' }],
+      scale: { minReplicas: 3, maxReplicas: 3 },
+    });
     expectAllServed();
   });
 
