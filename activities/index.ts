@@ -50,6 +50,7 @@ import type { CloudAdapters } from './deployment/cloud';
 import { createDomainActivities } from './domain';
 import { createDomainDestroyHook } from './domain/destroy';
 import { createMetricsActivities } from './metrics';
+import { cloudAdaptersFrom } from './providers/cloud-adapters';
 import { createEngineDatabases } from './providers/engine-databases';
 import { createEngineLocal, type EngineLocalDeps } from './providers/engine-local';
 import { createOrgNetworks } from './providers/engine-network';
@@ -133,6 +134,11 @@ export interface ActivityDeps {
       | 'ALLOW_PRIVATE_DATABASE_SOURCES'
       | 'SOURCE_QUERY_TIMEOUT_MS'
       | 'SOURCE_QUERY_MAX_BYTES'
+      | 'CLOUD_A_RUN_ENDPOINT'
+      | 'CLOUD_A_LOGGING_ENDPOINT'
+      | 'CLOUD_A_TOKEN_URL'
+      | 'CLOUD_B_ARM_ENDPOINT'
+      | 'CLOUD_B_LOGS_ENDPOINT'
     >;
 }
 
@@ -190,7 +196,7 @@ export function createActivities(deps: ActivityDeps) {
     ];
   const cloud = deps.db && {
     credentials: createCloudCredentialStore(deps.db, deps.config.SECRETS_KEY),
-    adapters: deps.cloudAdapters ?? {},
+    adapters: deps.cloudAdapters ?? cloudAdaptersFrom(deps.config),
     releaseEnv: (deploymentId: string, revision: number) => deps.store.releases.get(deploymentId, revision),
     record: async (deploymentId: string) => {
       const found = await deps.store.findAny(deploymentId);

@@ -17,7 +17,8 @@ import path from 'node:path';
  * was expected, and recorded as a mismatch, so a test fails on it with the reason rather than on a timeout.
  *
  * Paths and bodies may hold `{{name}}` placeholders: `{name}` segments in a fixture's path capture from the request,
- * and `vars` given to the server fill the rest (project, region, a host name the test chose).
+ * and `vars` given to the server fill the rest (project, region, a host name the test chose); a `{{name}}` in a path
+ * that no var fills yet is captured like `{name}`, once.
  */
 export interface Exchange {
   name: string;
@@ -63,7 +64,10 @@ function fill(value: unknown, vars: Record<string, string>): unknown {
 /** Captures `{name}` segments of `pattern` from `actual`, or null when the path does not match. */
 function matchPath(pattern: string, actual: string, vars: Record<string, string>): Record<string, string> | null {
   const names: string[] = [];
+  // A `{{name}}` no var fills yet captures it from the first request that names it (an ID the test cannot know
+  // beforehand, such as the service of a deployment the api just created), and later requests must repeat it.
   const source = (fill(pattern, vars) as string)
+    .replace(/\{\{(\w+)\}\}/g, '{$1}')
     .split(/(\{\w+\})/)
     .map((part) => {
       const m = /^\{(\w+)\}$/.exec(part);

@@ -8,6 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, type LogEntry, NativeConnection, Runtime } from '@temporalio/worker';
 import type { DestinationStream } from 'pino';
 
+import type { CloudAdapters } from '@activities/deployment/cloud';
 import { createEngineVolumes } from '@activities/providers/engine-volumes';
 import { ensureHostIsolation, isolationOptions } from '@activities/providers/host-firewall';
 import { buildApp } from '@api/app';
@@ -58,7 +59,12 @@ export async function startHarness(
   name: string,
   overrides: Record<string, string> = {},
   /** logDestination: read the api's log lines (with LOG_LEVEL overridden to info or debug). */
-  opts: { worker?: boolean; logDestination?: DestinationStream } = {},
+  opts: {
+    worker?: boolean;
+    logDestination?: DestinationStream;
+    /** The worker's cloud adapters, pointed at a test's double of the cloud (default: the server's, from config). */
+    cloudAdapters?: CloudAdapters;
+  } = {},
 ) {
   quietTemporalRuntime();
   const taskQueue = `test-${name}-${process.pid}`;
@@ -109,6 +115,7 @@ export async function startHarness(
       vault: createVault({ store: createSecretStore(database.db), key: config.SECRETS_KEY }),
       redis,
       config,
+      ...(opts.cloudAdapters ? { cloudAdapters: opts.cloudAdapters } : {}),
     }));
   const running = worker?.run();
 

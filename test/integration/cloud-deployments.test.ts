@@ -1,0 +1,177 @@
+import { createContainerAppsAdapter } from '@activities/providers/cloud-container-apps';
+import type { ContainerAppsCredentials } from '@shared/cloud/credentials';
+
+import { client } from '../helpers/client';
+import { loadScenario, type Replay, selfSignedTls, startReplay } from '../helpers/cloud-replay';
+import { eventually, type Harness, startHarness } from '../helpers/harness';
+
+/**
+ * A deployment on a cloud provider through the whole stack: credentials set with PUT (tried by the real adapter in an
+ * activity), the cloud shown available, then deploy, stop, start and destroy through REST, carried out by the
+ * deployment workflow's cloud path (Temporal, FerretDB, Redis real) with the real Container Apps adapter and Azure's
+ * real SDKs talking to exchanges replayed from Azure's REST reference (test/fixtures/cloud/container-apps). The
+ * replay is strict: every call the workflow makes must be the next one the cloud would have been asked.
+ */
+const tls = selfSignedTls();
+const vars = {
+  tenant: '72f988bf-86f1-41af-91ab-2d7cd011db47',
+  client: '1b2c3d4e-5f60-4718-8293-a4b5c6d7e8f9',
+  sub: '34adfa4f-cedf-4dc0-ba29-b6d1a69ab345',
+  rg: 'slipway-apps',
+  env: 'slipway-env',
+  workspace: 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d',
+};
+const credentials = (clientSecret: string): ContainerAppsCredentials => ({
+  tenantId: vars.tenant,
+  clientId: vars.client,
+  clientSecret,
+  subscriptionId: vars.sub,
+  resourceGroup: vars.rg,
+  environmentId: `/subscriptions/${vars.sub}/resourceGroups/${vars.rg}/providers/Microsoft.App/managedEnvironments/${vars.env}`,
+  logAnalyticsWorkspaceId: vars.workspace,
+  regions: ['westeurope'],
+});
+
+interface Provider {
+  id: string;
+  available: boolean;
+  reason?: string;
+  regions: string[];
+}
+
+describe('a deployment on a cloud provider, through the api and the workflow', () => {
+  let h: Harness;
+  let replay: Replay;
+
+  beforeAll(async () => {
+    replay = await startReplay(
+      loadScenario(
+        ...[
+          'signin-refused',
+          'signin',
+          'verify',
+          'deploy-r1',
+          'status-serving-r1',
+          'stop',
+          'start',
+          'status-serving-r1',
+          'destroy',
+        ].map((f) => `container-apps/${f}.json`),
+      ),
+      { tls, vars },
+    );
+    const adapter = createContainerAppsAdapter(
+      { CLOUD_B_ARM_ENDPOINT: replay.origin, CLOUD_B_LOGS_ENDPOINT: replay.origin },
+      {
+        authorityHost: replay.origin,
+        clientOptions: {
+          tlsOptions: { ca: tls.cert },
+          retryOptions: { maxRetries: 1, retryDelayInMs: 1, maxRetryDelayInMs: 5 },
+        },
+        pollIntervalMs: 1,
+      },
+    );
+    h = await startHarness(
+      'cloud-deployments',
+      { RATE_LIMIT_PLATFORM_PER_15MIN: '100000', RATE_LIMIT_DEPLOY_CREATE_PER_15MIN: '100000' },
+      { cloudAdapters: { cloud_b_container_apps: adapter } },
+    );
+  });
+  afterAll(async () => {
+    await h?.stop();
+    await replay?.stop();
+  });
+
+  it('is unavailable until credentials that work are set, then deploys, stops, starts and destroys in the cloud', async () => {
+    const org = await h.newOrg('pro');
+    const api = client(h, org.token);
+    const providers = async () =>
+      (await api.get<{ providers: Provider[] }>('/compat/providers')).body.providers.find(
+        (p) => p.id === 'cloud_b_container_apps',
+      )!;
+
+    expect(await providers()).toMatchObject({ available: false, regions: [] });
+    expect((await providers()).reason).toContain('PUT /platform/providers/cloud_b_container_apps/credentials');
+    const refusedDeploy = await api.post<{ code: string; error: string }>('/compat/deploy', {
+      name: 'web',
+      image: 'nginx:1.27',
+      port: 8080,
+      provider: 'cloud_b_container_apps',
+    });
+    expect([refusedDeploy.status, refusedDeploy.body.code]).toEqual([403, 'PROVIDER_NOT_ALLOWED']);
+    expect(refusedDeploy.body.error).toContain('no credentials for it');
+
+    // Credentials the cloud refuses are not saved, and say why.
+    const refused = await api.call<{ message: string }>(
+      'PUT',
+      '/platform/providers/cloud_b_container_apps/credentials',
+      credentials('wrong-secret'),
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toMatch(/^cloud_b_container_apps refused the credentials, so nothing was saved/);
+    expect(refused.body.message).toContain('AADSTS7000215');
+    expect(refused.body.message).not.toContain('wrong-secret');
+    expect((await api.get('/platform/providers/cloud_b_container_apps/credentials')).status).toBe(404);
+
+    // A body of another cloud's shape is refused before anything is tried.
+    const wrongShape = await api.call('PUT', '/platform/providers/cloud_b_container_apps/credentials', {
+      accessKeyId: 'AKIA',
+    });
+    expect(wrongShape.status).toBe(400);
+
+    const put = await api.call<{ data: Record<string, unknown> }>(
+      'PUT',
+      '/platform/providers/cloud_b_container_apps/credentials',
+      credentials('Qx8~client-secret-value'),
+    );
+    expect(put.status).toBe(200);
+    expect(put.body.data).toMatchObject({
+      provider: 'cloud_b_container_apps',
+      identity: vars.client,
+      regions: ['westeurope'],
+    });
+    expect(JSON.stringify(put.body)).not.toContain('Qx8~client-secret-value');
+    expect(await providers()).toMatchObject({ available: true, regions: ['westeurope'] });
+
+    // Another organisation sees none of it.
+    const other = client(h, (await h.newOrg('pro')).token);
+    expect((await other.get('/platform/providers/cloud_b_container_apps/credentials')).status).toBe(404);
+
+    const created = await api.post<{ data: { deployment: { id: string } } }>('/platform/deployments', {
+      name: 'web',
+      image: 'nginx:1.27',
+      port: 8080,
+      provider: 'cloud_b_container_apps',
+      replicas: 2,
+      envVars: { GREETING: 'hello' },
+    });
+    expect(created.status).toBe(202);
+    const id = created.body.data.deployment.id;
+    const running = await api.waitFor(id, ['running', 'failed'], 120_000);
+    expect(running).toMatchObject({ status: 'running', provider: 'cloud_b_container_apps' });
+    expect(String(running.url)).toMatch(/^https:\/\/.+\.azurecontainerapps\.io/);
+    const put1 = replay.requestsOf('put-app-r1')[0]!;
+    expect(put1.body).toMatchObject({
+      tags: { 'slipway-managed': 'true', 'slipway-deployment': id, 'slipway-org': org.orgId },
+    });
+    expect(JSON.stringify(put1.body)).toContain('GREETING');
+
+    expect((await api.post(`/platform/deployments/${id}/stop`)).status).toBeLessThan(300);
+    await api.waitFor(id, ['stopped']);
+    expect((await api.post(`/platform/deployments/${id}/start`)).status).toBeLessThan(300);
+    await api.waitFor(id, ['running']);
+
+    // Credentials in use cannot be removed from under the deployment.
+    expect((await api.del('/platform/providers/cloud_b_container_apps/credentials')).status).toBe(409);
+
+    expect((await api.del(`/compat/deployments/${id}`)).status).toBe(204);
+    await eventually(async () => (replay.pending().length === 0 ? true : undefined), 'the app to be deleted');
+    expect(replay.mismatches).toEqual([]);
+    await eventually(
+      async () =>
+        (await api.del('/platform/providers/cloud_b_container_apps/credentials')).status === 204 ? true : undefined,
+      'the credentials to be removable once nothing runs on the cloud',
+    );
+    expect(await providers()).toMatchObject({ available: false });
+  });
+});
