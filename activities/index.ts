@@ -205,6 +205,7 @@ export function createActivities(deps: ActivityDeps) {
     },
     env,
     docker: deps.engine.docker,
+    lifecycle: (ids: string[]) => deps.store.lifecycle(ids),
   };
   return {
     ...createDeploymentActivities({

@@ -22,7 +22,9 @@ import {
 export type CloudAdapters = { [P in CloudProvider]?: CloudAdapter<P> };
 
 export interface CloudActivityDeps {
-  credentials: Pick<CloudCredentialStore, 'open' | 'openCandidate' | 'dropCandidate'>;
+  credentials: Pick<CloudCredentialStore, 'open' | 'openCandidate' | 'dropCandidate' | 'holders'>;
+  /** Which deployments are live, for the reconciler's verdict on what it finds in the clouds. */
+  lifecycle(ids: string[]): Promise<Map<string, 'live' | 'destroyed'>>;
   adapters: CloudAdapters;
   /** The release a revision runs: its sealed env is opened here, as the engine's instances open theirs. */
   releaseEnv(deploymentId: string, revision: number): Promise<{ envSealed?: Sealed } | null>;
@@ -191,6 +193,46 @@ export function createCloudActivities(deps: CloudActivityDeps) {
       return removed;
     },
 
+    /**
+     * The clouds' side of the reconciler: in every account an organisation gave us, whatever carries our labels and
+     * belongs to a deployment that is destroyed (its workflow's destroy did not finish) or that no record names is
+     * removed, so nothing billable outlives its deployment. Only resources labelled with that same organisation are
+     * judged: an account shared with another installation keeps what is not ours.
+     */
+    async cloudReconcile(): Promise<CloudReconcileReport> {
+      const report: CloudReconcileReport = { accounts: 0, removed: [], failed: 0 };
+      for (const { orgId, provider } of await deps.credentials.holders()) {
+        const adapter = deps.adapters[provider] as CloudAdapter | undefined;
+        const credentials = adapter && (await deps.credentials.open(orgId, provider));
+        if (!adapter || !credentials) continue;
+        try {
+          const found = (await adapter.listManaged(credentials as never)).filter((r) => r.orgId === orgId);
+          report.accounts++;
+          const verdict = found.length
+            ? await deps.lifecycle([...new Set(found.map((r) => r.deploymentId))])
+            : new Map();
+          const leaked = new Map<string, string>();
+          for (const r of found)
+            if (verdict.get(r.deploymentId) !== 'live') leaked.set(`${r.deploymentId}/${r.region}`, r.region);
+          for (const [key, region] of leaked) {
+            const deploymentId = key.slice(0, key.lastIndexOf('/'));
+            const resources = await adapter.destroy(credentials as never, { deploymentId, region });
+            heartbeat(key);
+            log.warn('cloud resources of a deployment that is not live removed', { provider, deploymentId, resources });
+            report.removed.push({ provider, deploymentId, resources });
+          }
+        } catch (err) {
+          report.failed++;
+          log.warn('a cloud account could not be reconciled; the next sweep tries again', {
+            provider,
+            orgId,
+            error: err instanceof Error ? err.message : String(err),
+          });
+        }
+      }
+      return report;
+    },
+
     async cloudLogs(input: CloudTarget & { query: LogQuery }): Promise<ProviderLogLine[]> {
       return on(input, (a, c) => a.logs(c, { deploymentId: input.deploymentId, region: input.region }, input.query));
     },
@@ -240,3 +282,12 @@ export function createCloudActivities(deps: CloudActivityDeps) {
 }
 
 export type CloudActivities = ReturnType<typeof createCloudActivities>;
+
+export interface CloudReconcileReport {
+  /** Organisation-and-cloud pairs whose resources were listed. */
+  accounts: number;
+  /** Deployments whose resources were removed: destroyed ones, and ones no record names. */
+  removed: { provider: CloudProvider; deploymentId: string; resources: string[] }[];
+  /** Accounts that could not be listed or cleaned (credentials refused, cloud down): tried again next sweep. */
+  failed: number;
+}

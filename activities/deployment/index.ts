@@ -29,7 +29,13 @@ export function createDeploymentActivities(
     ...createLegacyActivities(deps),
     ...createCloudActivities(
       deps.cloud ?? {
-        credentials: { open: async () => null, openCandidate: async () => null, dropCandidate: async () => undefined },
+        credentials: {
+          open: async () => null,
+          openCandidate: async () => null,
+          dropCandidate: async () => undefined,
+          holders: async () => [],
+        },
+        lifecycle: async () => new Map(),
         adapters: {},
         releaseEnv: async () => null,
         record: async (id: string) => ({ _id: id, orgId: '' }),

@@ -40,4 +40,10 @@ export interface ReconcileReport extends ReconcileCounts {
   signalled: number;
   /** Absent from runs before the router was reconciled too. */
   restored?: RoutesRestored;
+  /** What the clouds held of deployments that are gone; absent from runs before cloud providers. */
+  clouds?: {
+    accounts: number;
+    removed: { provider: string; deploymentId: string; resources: string[] }[];
+    failed: number;
+  };
 }

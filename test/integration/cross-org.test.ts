@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
+import { createCloudCredentialStore } from '@shared/cloud/store';
 import { createProjectStore } from '@shared/projects/store';
 
 import { client } from '../helpers/client';
@@ -280,6 +281,8 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
       // No question was asked: B is refused on the source first.
       '/platform/database-sources/{id}/questions': randomUUID(),
       '/platform/tickets': ticketId,
+      // Credentials are the caller's organisation's own, named by their cloud: B has none for the one A set.
+      '/platform/providers': 'cloud_b_container_apps',
     };
     // Bodies that point at A's resources, where a route takes one.
     const bodyFor: Record<string, unknown> = {
@@ -375,6 +378,22 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
     ];
     aIds.push(providerId, sessionId, checkpointId, slug, volumeId, databaseId, bucketId, sourceId, ticketId);
     aIds.push(gitSecretId, connectionId, bindingId, webhookSecret, domainId);
+    // A's cloud credentials, stored as a PUT that passed its check stores them (no cloud is reachable here).
+    const cloudStore = createCloudCredentialStore(h.db, h.config.SECRETS_KEY);
+    const cloudClientId = randomUUID();
+    await cloudStore.promote(
+      await cloudStore.putCandidate(orgA.orgId, 'cloud_b_container_apps', {
+        tenantId: randomUUID(),
+        clientId: cloudClientId,
+        clientSecret: 'a-cloud-secret',
+        subscriptionId: randomUUID(),
+        resourceGroup: 'a-apps',
+        environmentId: '/subscriptions/s/resourceGroups/a-apps/providers/Microsoft.App/managedEnvironments/a',
+        regions: ['westeurope'],
+      }),
+      orgA.userId,
+    );
+    aIds.push(cloudClientId, 'a-cloud-secret');
 
     const doc = (await (await fetch(`${h.baseUrl}/openapi.json`)).json()) as Doc;
     const swept: string[] = [];

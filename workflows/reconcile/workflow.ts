@@ -1,5 +1,6 @@
 import { getExternalWorkflowHandle, patched, proxyActivities } from '@temporalio/workflow';
 
+import type { DeploymentActivities } from '@activities/deployment';
 import type { ReconcileActivities } from '@activities/reconcile';
 import { deploymentWorkflowId, destroySignal } from '@shared/contracts/deployment';
 import type { ReconcileReport } from '@shared/contracts/reconcile';
@@ -11,6 +12,15 @@ const { planReconcile, removeOrphans, restoreRoutes } = proxyActivities<Reconcil
 
 /** Runs recorded before the router was reconciled too replay without its activity. */
 const RESTORES_ROUTES = 'reconcile-restores-routes';
+/** And runs from before cloud providers without theirs. */
+const RECONCILES_CLOUDS = 'reconcile-clouds';
+
+// Listing every account's resources and removing a leaked deployment's may take a while per cloud.
+const { cloudReconcile } = proxyActivities<DeploymentActivities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '5 minutes',
+  retry: { maximumInterval: '1 minute', maximumAttempts: 3 },
+});
 
 /** Signals per run, so one run's history stays small; the rest are found again by the next run. */
 const MAX_SIGNALS = 200;
@@ -18,7 +28,8 @@ const MAX_SIGNALS = 200;
 /**
  * Run by the reconcile schedule: finishes half-done destroys, tells each destroyed deployment's workflow (one
  * that never heard its destroy would keep deploying or holding), removes what is left on the engine, then puts
- * back the routes and upstream files the edge router lost for deployments that run or are stopped.
+ * back the routes and upstream files the edge router lost for deployments that run or are stopped, and removes what
+ * the clouds still hold of deployments that are gone.
  */
 export async function reconcileWorkflow(): Promise<ReconcileReport> {
   const plan = await planReconcile();
@@ -35,5 +46,6 @@ export async function reconcileWorkflow(): Promise<ReconcileReport> {
   );
   const counts = await removeOrphans();
   const restored = patched(RESTORES_ROUTES) ? { restored: await restoreRoutes() } : {};
-  return { ...counts, hidden: plan.hidden.length, signalled, ...restored };
+  const clouds = patched(RECONCILES_CLOUDS) ? { clouds: await cloudReconcile() } : {};
+  return { ...counts, hidden: plan.hidden.length, signalled, ...restored, ...clouds };
 }
