@@ -6,9 +6,7 @@ import {
   DescribeLogGroupsCommand,
   PutLogEventsCommand,
 } from '@aws-sdk/client-cloudwatch-logs';
-import { CreateSecurityGroupCommand, CreateSubnetCommand, CreateVpcCommand, EC2Client } from '@aws-sdk/client-ec2';
 import {
-  CreateClusterCommand,
   DeleteServiceCommand,
   DescribeServicesCommand,
   DescribeTaskDefinitionCommand,
@@ -16,8 +14,6 @@ import {
   ListTaskDefinitionsCommand,
 } from '@aws-sdk/client-ecs';
 import {
-  CreateListenerCommand,
-  CreateLoadBalancerCommand,
   DescribeRulesCommand,
   DescribeTagsCommand,
   DescribeTargetGroupsCommand,
@@ -28,7 +24,7 @@ import { CLOUD_FAILURES, cloudServiceName } from '@activities/providers/cloud';
 import { createEcsAdapter } from '@activities/providers/cloud-ecs';
 import type { EcsCredentials } from '@shared/cloud/credentials';
 
-import { startMoto } from '../helpers/moto';
+import { ecsAccount, startMoto } from '../helpers/moto';
 
 /**
  * The ECS adapter with the real AWS SDK against moto in server mode (test/helpers/moto.ts). moto keeps the state of
@@ -50,45 +46,7 @@ describe('ECS Fargate adapter against moto', () => {
     // The SDK reads its endpoint from here (shared/config.ts, "Cloud providers"): the adapter has no option for it.
     process.env.AWS_ENDPOINT_URL = moto.endpoint;
     process.env.AWS_EC2_METADATA_DISABLED = 'true';
-    const ec2 = new EC2Client(sdk());
-    const vpc = (await ec2.send(new CreateVpcCommand({ CidrBlock: '10.0.0.0/16' }))).Vpc!.VpcId!;
-    const subnets = await Promise.all(
-      ['a', 'b'].map(
-        async (az, i) =>
-          (
-            await ec2.send(
-              new CreateSubnetCommand({ VpcId: vpc, CidrBlock: `10.0.${i}.0/24`, AvailabilityZone: `${REGION}${az}` }),
-            )
-          ).Subnet!.SubnetId!,
-      ),
-    );
-    const sg = (await ec2.send(new CreateSecurityGroupCommand({ GroupName: 'apps', Description: 'apps', VpcId: vpc })))
-      .GroupId!;
-    await new ECSClient(sdk()).send(new CreateClusterCommand({ clusterName: 'apps' }));
-    const elb = new ElasticLoadBalancingV2Client(sdk());
-    const lb = (await elb.send(new CreateLoadBalancerCommand({ Name: 'apps', Subnets: subnets, SecurityGroups: [sg] })))
-      .LoadBalancers![0]!.LoadBalancerArn!;
-    const listener = (
-      await elb.send(
-        new CreateListenerCommand({
-          LoadBalancerArn: lb,
-          Protocol: 'HTTP',
-          Port: 80,
-          DefaultActions: [{ Type: 'fixed-response', FixedResponseConfig: { StatusCode: '404' } }],
-        }),
-      )
-    ).Listeners![0]!.ListenerArn!;
-    creds = {
-      accessKeyId: 'AKIAEXAMPLEKEY',
-      secretAccessKey: 'a-secret-key-never-shown',
-      cluster: 'apps',
-      subnets,
-      securityGroups: [sg],
-      executionRoleArn: 'arn:aws:iam::123456789012:role/ecsTaskExecutionRole',
-      assignPublicIp: false,
-      loadBalancer: { listenerArn: listener, vpcId: vpc, hostSuffix: 'apps.example.com', scheme: 'https' },
-      regions: [REGION],
-    };
+    creds = await ecsAccount(REGION);
   }, 600_000);
 
   afterAll(async () => {
