@@ -70,6 +70,8 @@ const CODES = {
   CLOUD_CREDENTIALS_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },
   /** The cloud's read-only call refused the credentials a PUT gave: nothing was saved. */
   CLOUD_CREDENTIALS_REFUSED: { status: 400, compat: 'INVALID_REQUEST' },
+  /** The cloud's API did not answer the check (network, outage): nothing was saved; try again. */
+  CLOUD_UNREACHABLE: { status: 502, compat: 'INTERNAL_ERROR' },
   /** The object store cannot make keys scoped to one bucket (not MinIO, or its admin client is not configured). */
   SCOPED_KEYS_UNAVAILABLE: { status: 501, compat: 'INVALID_REQUEST' },
   DATABASE_SOURCE_NOT_FOUND: { status: 404, compat: 'INVALID_REQUEST' },

@@ -39,6 +39,9 @@ export function cloudProviderRoutes(ctx: Pick<CloudProvidersContext, 'cloudProvi
           description:
             'INVALID_REQUEST: the body is not the cloud’s credentials shape; CLOUD_CREDENTIALS_REFUSED: the cloud refused them (the message says why and what to do), nothing was saved',
         },
+        502: {
+          description: 'CLOUD_UNREACHABLE: the cloud’s API did not answer the check; nothing was saved, try again',
+        },
       },
       handler: async ({ params, body }, req, res) => {
         const summary = await cloudProviders.put(principalOf(req), params.provider, body);

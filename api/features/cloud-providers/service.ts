@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import { type Client, WorkflowFailedError } from '@temporalio/client';
 import type { z } from 'zod';
 
 import { CLOUD_CREDENTIALS, type CloudProvider } from '@shared/cloud/credentials';
@@ -60,7 +60,15 @@ export function createCloudProviderService(deps: {
         });
       } catch (err) {
         await store.dropCandidate(candidateId);
-        throw err;
+        // The activity's tries all met a network error or an outage of the cloud's API.
+        if (!(err instanceof WorkflowFailedError)) throw err;
+        let cause: unknown = err.cause;
+        while (cause instanceof Error && cause.cause) cause = cause.cause;
+        throw new AppError(
+          'CLOUD_UNREACHABLE',
+          `Slipway could not reach ${provider} to try the credentials, so nothing was saved (${String((cause as Error)?.message ?? cause).slice(0, 200)}). Try again in a minute; if it keeps failing, the operator should check that this server reaches the cloud's API.`,
+          { provider },
+        );
       }
       if (!check.ok)
         throw new AppError(
