@@ -5,6 +5,7 @@
 export * from './builder-git/workflow';
 export * from './builder-turn/workflow';
 export * from './cloud-credentials/workflow';
+export * from './cloud-read/workflow';
 export * from './database/backup';
 export * from './database/restore';
 export * from './database/scheduled';

@@ -55,6 +55,12 @@ describe('a deployment on a cloud provider, through the api and the workflow', (
           'stop',
           'start',
           'status-serving-r1',
+          'logs-token',
+          'logs',
+          'deploy-r2',
+          'status-serving-r2',
+          'serve-r1',
+          'status-rolled-back-r1',
           'destroy',
         ].map((f) => `container-apps/${f}.json`),
       ),
@@ -82,7 +88,7 @@ describe('a deployment on a cloud provider, through the api and the workflow', (
     await replay?.stop();
   });
 
-  it('is unavailable until credentials that work are set, then deploys, stops, starts and destroys in the cloud', async () => {
+  it('is unavailable until credentials that work are set, then deploys, stops, starts, reads logs, redeploys, rolls back and destroys in the cloud', async () => {
     const org = await h.newOrg('pro');
     const api = client(h, org.token);
     const providers = async () =>
@@ -160,6 +166,37 @@ describe('a deployment on a cloud provider, through the api and the workflow', (
     await api.waitFor(id, ['stopped']);
     expect((await api.post(`/platform/deployments/${id}/start`)).status).toBeLessThan(300);
     await api.waitFor(id, ['running']);
+
+    // The app's output comes from the cloud's log service, read by the worker with the organisation's credentials.
+    const logs = await api.get<{ data: { lines: { stream: string; message: string; instance?: string }[] } }>(
+      `/platform/deployments/${id}/logs?stream=app&limit=50`,
+    );
+    expect(logs.status).toBe(200);
+    expect(logs.body.data.lines.map((l) => [l.stream, l.message])).toEqual([
+      ['stdout', 'listening on 8080'],
+      ['stdout', 'listening on 8080'],
+      ['stderr', 'warning: cache cold'],
+    ]);
+
+    // A new environment is a new revision; a rollback sends the traffic back to the kept one.
+    const redeploy = await api.post(`/platform/deployments/${id}/redeploy`, { envVars: { GREETING: 'bonjour' } });
+    expect(redeploy.status).toBeLessThan(300);
+    await eventually(async () => {
+      const d = await api.get<{ data: { status: string; revision: number } }>(`/platform/deployments/${id}`);
+      return d.body.data.status === 'running' && d.body.data.revision === 2 ? true : undefined;
+    }, 'release 2 serving');
+    expect(JSON.stringify(replay.requestsOf('put-app-r2')[0]!.body)).toContain('bonjour');
+    const rollback = await api.post(`/platform/deployments/${id}/rollback`, {});
+    expect(rollback.status).toBeLessThan(300);
+    await eventually(async () => {
+      const d = await api.get<{ data: { status: string; revision: number } }>(`/platform/deployments/${id}`);
+      return d.body.data.status === 'running' && d.body.data.revision === 3 ? true : undefined;
+    }, 'the rollback serving');
+    expect(replay.requestsOf('patch-traffic')[0]!.body).toMatchObject({
+      properties: {
+        configuration: { ingress: { traffic: [{ revisionName: expect.stringMatching(/--r1$/), weight: 100 }] } },
+      },
+    });
 
     // Credentials in use cannot be removed from under the deployment.
     expect((await api.del('/platform/providers/cloud_b_container_apps/credentials')).status).toBe(409);

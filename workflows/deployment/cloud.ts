@@ -122,7 +122,12 @@ export async function cloudFirstDeploy(e: Entity): Promise<void> {
     const url = await serve(e, release, 'new');
     release.healthy = true;
     await writes().setReleaseStatus({ deploymentId: input.deploymentId, revision: release.revision, status: 'active' });
-    await e.record('running', `serving revision ${release.cloudRevision} on ${input.provider}`, { url });
+    await e.record('running', `serving revision ${release.cloudRevision} on ${input.provider}`, {
+      url,
+      revision: release.revision,
+      replicas: Math.max(1, state.replicas),
+      error: null,
+    });
   } catch (err) {
     if (isCancellation(err)) throw err;
     const report = cloudReport(err, phase, 'deploy', input.revision);
@@ -158,7 +163,11 @@ export async function cloudStart(e: Entity, command: 'start' | 'scale' = 'start'
       replicas: state.replicas,
       timeoutS: servingTimeoutS(e),
     });
-    await e.record('running', `revision ${release.cloudRevision} serving again`, { url, lastFailure: null });
+    await e.record('running', `revision ${release.cloudRevision} serving again`, {
+      url,
+      replicas: state.replicas,
+      lastFailure: null,
+    });
   } catch (err) {
     if (isCancellation(err)) throw err;
     const report = cloudReport(err, 'ready', command, release.revision);
@@ -248,7 +257,14 @@ export async function cloudReplace(e: Entity, r: CloudRelease): Promise<void> {
       r.rollbackOf
         ? `rolled back to release ${r.rollbackOf.revision} (revision ${release.cloudRevision})`
         : `release ${revision} serving (revision ${release.cloudRevision})`,
-      { url, lastFailure: null, ...(r.env.from !== 'record' ? { envOfRevision: revision } : {}) },
+      {
+        url,
+        revision,
+        replicas: Math.max(1, state.replicas),
+        error: null,
+        lastFailure: null,
+        ...(r.env.from !== 'record' ? { envOfRevision: revision } : {}),
+      },
     );
   } catch (err) {
     if (isCancellation(err)) throw err;

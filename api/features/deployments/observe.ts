@@ -7,7 +7,13 @@ import { RECENT_RELEASES } from '@shared/deployments/read-model';
 import type { ReleasesSummary, ReleaseStore } from '@shared/deployments/releases-store';
 import type { DeploymentRecord } from '@shared/deployments/types';
 import { instanceNameOf, selectInstances } from '@shared/engine/instances';
-import { deploymentHealth, deploymentLogs, deploymentMetrics } from '@shared/engine/observe';
+import {
+  deploymentHealth,
+  deploymentLogs,
+  deploymentMetrics,
+  type LogQuery,
+  type ProviderLogLine,
+} from '@shared/engine/observe';
 import { AppError } from '@shared/errors';
 
 import { HISTORY_MAX_POINTS } from './schemas.observe';
@@ -30,6 +36,8 @@ export function createDeploymentObserver(deps: {
   metrics: Pick<MetricsStore, 'history'>;
   logs: Pick<LogStore, 'tail'>;
   config: Pick<Config, 'METRICS_SAMPLE_S' | 'METRICS_RETENTION_H'>;
+  /** A cloud deployment's app output, which only its cloud holds (./cloud-logs.ts). */
+  cloudLogs?: (d: DeploymentRecord, query: LogQuery) => Promise<ProviderLogLine[]>;
 }) {
   const { docker } = deps;
   return {
@@ -76,7 +84,9 @@ export function createDeploymentObserver(deps: {
       d: DeploymentRecord,
       q: { limit: number; since?: Date; stream?: 'build' | 'system' | 'app'; instance?: string },
     ): Promise<LogLineOut[]> {
-      if (q.instance !== undefined) {
+      const onCloud = d.provider !== 'engine_local';
+      // A cloud names its own instances (task IDs, revisions): its log service filters by them.
+      if (q.instance !== undefined && !onCloud) {
         const names = (await selectInstances(docker, d._id)).map((s) => instanceNameOf(s.info));
         if (!names.includes(q.instance))
           throw new AppError(
@@ -93,13 +103,16 @@ export function createDeploymentObserver(deps: {
               ...(platformStream ? { stream: platformStream } : {}),
               ...(q.since ? { since: q.since } : {}),
             });
+      const appQuery: LogQuery = {
+        tail: q.limit,
+        ...(q.since ? { since: Math.floor(q.since.getTime() / 1000) } : {}),
+        ...(q.instance ? { instance: q.instance } : {}),
+      };
       const app =
         q.stream === undefined || q.stream === 'app'
-          ? await deploymentLogs(docker, d._id, {
-              tail: q.limit,
-              ...(q.since ? { since: Math.floor(q.since.getTime() / 1000) } : {}),
-              ...(q.instance ? { instance: q.instance } : {}),
-            })
+          ? onCloud
+            ? ((await deps.cloudLogs?.(d, appQuery)) ?? [])
+            : await deploymentLogs(docker, d._id, appQuery)
           : [];
       // The engine's `since` has whole-second precision: drop what is before the asked instant.
       const kept = q.since ? app.filter((l) => Date.parse(l.timestamp) >= q.since!.getTime()) : app;

@@ -1,0 +1,20 @@
+/**
+ * The cloud read's contract (docs/architecture.md, "Cloud providers"): what the api reads of a cloud deployment that
+ * only the cloud holds (its app's logs) is read by an activity on the cloud's SDK, through this short workflow, so
+ * the api never holds an organisation's cloud credentials.
+ */
+import type { CloudProvider } from '../cloud/credentials';
+import type { LogQuery } from '../engine/observe';
+
+export const CLOUD_LOGS_WORKFLOW = 'cloudLogsWorkflow';
+
+export const cloudLogsWorkflowId = (deploymentId: string, requestId: string) =>
+  `cloud-logs/${deploymentId}/${requestId}`;
+
+export interface CloudLogsInput {
+  deploymentId: string;
+  orgId: string;
+  provider: CloudProvider;
+  region: string;
+  query: LogQuery;
+}
