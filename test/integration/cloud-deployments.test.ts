@@ -1,9 +1,14 @@
+import { randomUUID } from 'node:crypto';
+
+import { cloudServiceName } from '@activities/providers/cloud';
 import { createContainerAppsAdapter } from '@activities/providers/cloud-container-apps';
 import type { ContainerAppsCredentials } from '@shared/cloud/credentials';
 
 import { client } from '../helpers/client';
 import { loadScenario, type Replay, selfSignedTls, startReplay } from '../helpers/cloud-replay';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
+import { startRegistry } from '../helpers/registry';
+import { archiveForm, makeZip } from '../helpers/zip';
 
 /**
  * A deployment on a cloud provider through the whole stack: credentials set with PUT (tried by the real adapter in an
@@ -61,6 +66,11 @@ describe('a deployment on a cloud provider, through the api and the workflow', (
           'status-serving-r2',
           'serve-r1',
           'status-rolled-back-r1',
+          'destroy',
+          // The source deploy: the credentials again (the client and its token are cached), then its app.
+          'verify',
+          'deploy-r1',
+          'status-serving-r1',
           'destroy',
         ].map((f) => `container-apps/${f}.json`),
       ),
@@ -198,11 +208,37 @@ describe('a deployment on a cloud provider, through the api and the workflow', (
       },
     });
 
+    // What a cloud cannot take is refused before anything starts.
+    const withVolume = await api.post<{ message: string }>(`/platform/deployments/${id}/volumes`, {
+      volumeId: randomUUID(),
+      mountPath: '/data',
+    });
+    expect([withVolume.status, withVolume.body.message]).toEqual([400, expect.stringContaining('cannot mount one')]);
+    const withDatabase = await api.post<{ message: string }>(`/platform/deployments/${id}/databases`, {
+      engine: 'postgresql',
+      sizeGb: 1,
+    });
+    expect([withDatabase.status, withDatabase.body.message]).toEqual([400, expect.stringContaining('cannot reach')]);
+    const upload = await api.call<{ uploadId: string }>(
+      'POST',
+      '/compat/uploads/zip',
+      archiveForm(await makeZip({ 'index.html': '<h1>built here</h1>' })),
+    );
+    const noRegistry = await api.post<{ message: string }>('/platform/deployments', {
+      name: 'site',
+      uploadId: upload.body.uploadId,
+      provider: 'cloud_b_container_apps',
+    });
+    expect([noRegistry.status, noRegistry.body.message]).toEqual([400, expect.stringContaining('name none')]);
+
     // Credentials in use cannot be removed from under the deployment.
     expect((await api.del('/platform/providers/cloud_b_container_apps/credentials')).status).toBe(409);
 
     expect((await api.del(`/compat/deployments/${id}`)).status).toBe(204);
-    await eventually(async () => (replay.pending().length === 0 ? true : undefined), 'the app to be deleted');
+    await eventually(
+      async () => (replay.requestsOf('delete-app-done').length === 1 ? true : undefined),
+      'the app to be deleted',
+    );
     expect(replay.mismatches).toEqual([]);
     await eventually(
       async () =>
@@ -210,5 +246,55 @@ describe('a deployment on a cloud provider, through the api and the workflow', (
       'the credentials to be removable once nothing runs on the cloud',
     );
     expect(await providers()).toMatchObject({ available: false });
+  });
+
+  it('builds a source here, pushes it to the registry the credentials name, and the cloud runs it by digest', async () => {
+    const registry = await startRegistry();
+    try {
+      // A new deployment: its app's name is captured again from the first request naming it.
+      delete replay.vars.app;
+      const org = await h.newOrg('pro');
+      const api = client(h, org.token);
+      const put = await api.call('PUT', '/platform/providers/cloud_b_container_apps/credentials', {
+        ...credentials('Qx8~client-secret-value'),
+        registry: { repository: `${registry.host}/acme` },
+      });
+      expect(put.status).toBe(200);
+      const upload = await api.call<{ uploadId: string }>(
+        'POST',
+        '/compat/uploads/zip',
+        archiveForm(await makeZip({ 'index.html': '<h1>built here</h1>' })),
+      );
+      const created = await api.post<{ data: { deployment: { id: string } } }>('/platform/deployments', {
+        name: 'site',
+        uploadId: upload.body.uploadId,
+        provider: 'cloud_b_container_apps',
+      });
+      expect(created.status).toBe(202);
+      const id = created.body.data.deployment.id;
+      const running = await api.waitFor(id, ['running', 'failed'], 300_000);
+      expect(running).toMatchObject({ status: 'running' });
+      // The cloud was given the pushed image by digest, and the registry holds it.
+      const image = (
+        replay.requestsOf('put-app-r1').at(-1)!.body as {
+          properties: { template: { containers: { image: string }[] } };
+        }
+      ).properties.template.containers[0]!.image;
+      const repo = `${registry.host}/acme/${cloudServiceName(id, 63)}`;
+      expect(image).toMatch(new RegExp(`^${repo.replace(/[.]/g, '\\.')}@sha256:[0-9a-f]{64}$`));
+      const manifest = await fetch(`http://${registry.host}/v2/acme/${cloudServiceName(id, 63)}/manifests/r1`, {
+        headers: {
+          accept: 'application/vnd.docker.distribution.manifest.v2+json, application/vnd.oci.image.manifest.v1+json',
+        },
+      });
+      expect(manifest.status).toBe(200);
+      expect(manifest.headers.get('docker-content-digest')).toBe(image.split('@')[1]);
+
+      expect((await api.del(`/compat/deployments/${id}`)).status).toBe(204);
+      await eventually(async () => (replay.pending().length === 0 ? true : undefined), 'the app to be deleted');
+      expect(replay.mismatches).toEqual([]);
+    } finally {
+      await registry.stop();
+    }
   });
 });

@@ -25,7 +25,7 @@ export function deploymentHooks(deps: {
   return {
     async get(principal, deploymentId) {
       const d = await deployments.get(principal, deploymentId);
-      return { _id: d._id, name: d.name, projectId: d.projectId ?? null };
+      return { _id: d._id, name: d.name, projectId: d.projectId ?? null, provider: d.provider };
     },
 
     async addDatabaseRef(principal: Principal, deploymentId: string, envName: string, databaseId: string) {

@@ -40,7 +40,7 @@ import { insertWithinPlan, listVisible } from '../owned';
 /** What databases need of deployments: finding one the caller may change, and its env references to databases. */
 export interface DeploymentHooks {
   /** The deployment, or DEPLOYMENT_NOT_FOUND (another organisation's, or one the caller cannot see, alike). */
-  get(principal: Principal, deploymentId: string): Promise<{ _id: string; name: string; projectId?: string | null }>;
+  get(principal: Principal, deploymentId: string): Promise<{ _id: string; name: string; projectId?: string | null; provider: string }>;
   /** Puts `envName` → the database's URL on the deployment, shipped as a new release; answers the command's view. */
   addDatabaseRef(principal: Principal, deploymentId: string, envName: string, databaseId: string): Promise<unknown>;
   /** Takes `envName` off the deployment, shipped as a new release. */
@@ -223,6 +223,13 @@ export function createDatabaseService(deps: DatabaseServiceDeps) {
       body: { engine: DatabaseEngine; name?: string | undefined; sizeGb: number; envName?: string | undefined },
     ): Promise<{ database: DatabaseRecord; envName: string; release: unknown }> {
       const deployment = await deps.deployments.get(principal, deploymentId);
+      // The server runs on this engine's network, which only this engine's containers reach.
+      if (deployment.provider !== 'engine_local')
+        throw new AppError(
+          'INVALID_REQUEST',
+          `A database beside a deployment runs on this server's engine, which deployment ${deploymentId} on ${deployment.provider} cannot reach; use the cloud's own database service and give its URL as an env value.`,
+          { deploymentId, provider: deployment.provider },
+        );
       const record = await insertRecord(principal, {
         kind: 'service',
         engine: body.engine,

@@ -1,5 +1,6 @@
+import { type CloudProvider, isCloudProvider } from '@shared/cloud/credentials';
 import { type CloudRegions, regionProblem, regionsOf } from '@shared/deployments/regions';
-import type { Provider } from '@shared/deployments/types';
+import type { DeploymentSource, Provider } from '@shared/deployments/types';
 import { AppError } from '@shared/errors';
 import type { Principal } from '@shared/identity/service';
 import type { OrgSettings } from '@shared/org-settings/types';
@@ -60,6 +61,32 @@ export function createAdmission(
     return regionsOf(provider, engineRegion, cloud)[0];
   }
 
+  /**
+   * What a cloud cannot take: volumes (they are this server's engine's disks), and a source to build without a
+   * registry in the credentials to push the build to (the cloud pulls the image from there).
+   */
+  async function checkCloud(
+    principal: Principal,
+    provider: CloudProvider,
+    input: { volumes?: unknown[] | undefined; sourceType?: DeploymentSource['type'] },
+  ) {
+    if (input.volumes?.length)
+      throw new AppError(
+        'INVALID_REQUEST',
+        `volumes: volumes are disks of this server's engine, so a deployment on ${provider} cannot mount them; deploy to engine_local, or keep the data in a database or bucket the app reaches over the network.`,
+        { provider },
+      );
+    if (input.sourceType && input.sourceType !== 'image') {
+      const summary = await deps.cloudCredentials.summary(principal.org._id, provider);
+      if (!summary?.registry)
+        throw new AppError(
+          'INVALID_REQUEST',
+          `A source deploy to ${provider} is built here and pushed to a registry the cloud pulls from, and the organisation's ${provider} credentials name none: add "registry": {"repository": "host/path"} with PUT /platform/providers/${provider}/credentials, or deploy an image.`,
+          { provider },
+        );
+    }
+  }
+
   /** Last step before the insert: takes the deployment's quota slot (atomic in Redis, see ./quota.ts). */
   async function checkPolicy(principal: Principal, projectId: string | undefined, id: string) {
     if (projectId !== undefined && !(await deps.projects.get(principal.org._id, projectId))) {
@@ -106,7 +133,14 @@ export function createAdmission(
    */
   async function admit(
     principal: Principal,
-    input: { provider?: Provider | undefined; region?: string | undefined; projectId?: string; replicas?: number },
+    input: {
+      provider?: Provider | undefined;
+      region?: string | undefined;
+      projectId?: string;
+      replicas?: number;
+      volumes?: unknown[] | undefined;
+      sourceType?: DeploymentSource['type'];
+    },
     id: string,
   ): Promise<{ provider: Provider; region: string | undefined }> {
     const maxReplicas = PLAN_POLICIES[principal.org.plan].maxReplicas;
@@ -123,6 +157,7 @@ export function createAdmission(
     const provider = providerOf(principal, settings, input.provider);
     checkAvailable(principal, provider, cloud);
     const region = regionOf(settings, provider, input.region, cloud);
+    if (isCloudProvider(provider)) await checkCloud(principal, provider, input);
     await checkPolicy(principal, input.projectId, id);
     return { provider, region };
   }

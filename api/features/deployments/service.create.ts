@@ -59,7 +59,7 @@ export function createDeploymentCreation(
     // overtook its first request, and the insert's unique ID catches two at once.
     if (input.idempotencyKey && (await store.findAny(id)))
       await idempotency.duplicate(principal, id, input.idempotencyKey);
-    const { provider, region } = await admission.admit(principal, input, id);
+    const { provider, region } = await admission.admit(principal, { ...input, sourceType: source.type }, id);
     // Before the record: the first release reads them, and a refused one leaves nothing behind.
     if (input.volumes?.length) await attachments.attachAtCreate(principal, id, input.volumes, input.replicas ?? 1);
     const now = new Date();

@@ -190,6 +190,12 @@ export function createVolumeAttachments(
     /** Mounts the volume at `mountPath`: a new release with it, which the command's 202 follows. */
     async attachVolume(principal: Principal, id: string, m: VolumeMount) {
       const record = await live(principal, id);
+      if (record.provider !== 'engine_local')
+        throw new AppError(
+          'INVALID_REQUEST',
+          `Volumes are disks of this server's engine, so deployment ${id} on ${record.provider} cannot mount one; keep the data in a database or bucket the app reaches over the network.`,
+          { deploymentId: id, provider: record.provider },
+        );
       await checks.check(principal, m, record.replicas ?? 1, id);
       notBusy(record, 'with the volume');
       const requestId = currentRequestId();
