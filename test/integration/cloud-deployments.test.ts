@@ -60,6 +60,8 @@ describe('a deployment on a cloud provider, through the api and the workflow', (
           'stop',
           'start',
           'status-serving-r1',
+          // GET …/health asks the cloud.
+          'status-serving-r1',
           'logs-token',
           'logs',
           'deploy-r2',
@@ -176,6 +178,11 @@ describe('a deployment on a cloud provider, through the api and the workflow', (
     await api.waitFor(id, ['stopped']);
     expect((await api.post(`/platform/deployments/${id}/start`)).status).toBeLessThan(300);
     await api.waitFor(id, ['running']);
+
+    const health = await api.get<{ data: { overall: string; instances: unknown[] } }>(
+      `/platform/deployments/${id}/health`,
+    );
+    expect([health.status, health.body.data.overall]).toEqual([200, 'healthy']);
 
     // The app's output comes from the cloud's log service, read by the worker with the organisation's credentials.
     const logs = await api.get<{ data: { lines: { stream: string; message: string; instance?: string }[] } }>(

@@ -1,5 +1,7 @@
 import { BUILDER_GIT_IMPORT_WORKFLOW, BUILDER_GIT_PUSH_WORKFLOW } from '@shared/contracts/builder-git';
 import { BUILDER_TURN_WORKFLOW } from '@shared/contracts/builder-turn';
+import { CLOUD_CREDENTIALS_CHECK_WORKFLOW } from '@shared/contracts/cloud-credentials';
+import { CLOUD_LOGS_WORKFLOW, CLOUD_STATUS_WORKFLOW } from '@shared/contracts/cloud-read';
 import {
   BACKUP_WORKFLOW,
   DATABASE_WORKFLOW,
@@ -40,6 +42,9 @@ const CONTRACT_NAMES = [
   BACKUP_WORKFLOW,
   RESTORE_WORKFLOW,
   SCHEDULED_BACKUP_WORKFLOW,
+  CLOUD_CREDENTIALS_CHECK_WORKFLOW,
+  CLOUD_LOGS_WORKFLOW,
+  CLOUD_STATUS_WORKFLOW,
   ...Object.values(METRICS_WORKFLOWS),
   ...Object.values(WEBHOOK_WORKFLOWS),
 ];

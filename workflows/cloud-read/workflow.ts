@@ -1,11 +1,12 @@
 import { proxyActivities } from '@temporalio/workflow';
 
 import type { DeploymentActivities } from '@activities/deployment';
-import type { CloudLogsInput } from '@shared/contracts/cloud-read';
+import type { CloudServiceStatus } from '@activities/providers/cloud';
+import type { CloudLogsInput, CloudStatusInput } from '@shared/contracts/cloud-read';
 import type { ProviderLogLine } from '@shared/engine/observe';
 
 // A reader waits for the answer: a short budget, a few tries for a cloud that throttles.
-const { cloudLogs } = proxyActivities<DeploymentActivities>({
+const { cloudLogs, cloudStatus } = proxyActivities<DeploymentActivities>({
   startToCloseTimeout: '30 seconds',
   retry: {
     initialInterval: '500 milliseconds',
@@ -17,4 +18,9 @@ const { cloudLogs } = proxyActivities<DeploymentActivities>({
 /** A cloud deployment's app logs, read with the organisation's credentials in an activity. */
 export async function cloudLogsWorkflow(input: CloudLogsInput): Promise<ProviderLogLine[]> {
   return cloudLogs(input);
+}
+
+/** A cloud deployment's service as its cloud reports it now. */
+export async function cloudStatusWorkflow(input: CloudStatusInput): Promise<CloudServiceStatus> {
+  return cloudStatus(input);
 }

@@ -5,7 +5,7 @@ import { createVolumeStore } from '@shared/volumes/store';
 
 import type { Core } from '../../core';
 import type { FeatureContext } from '../feature';
-import { createCloudLogReader } from './cloud-logs';
+import { createCloudReader } from './cloud-reads';
 import { createDeploymentFollower } from './events';
 import { createDeploymentObserver } from './observe';
 import { createOrgStatusHub } from './org-events';
@@ -57,7 +57,7 @@ export async function composeDeployments(core: Core) {
       metrics: store.metrics,
       logs,
       config,
-      cloudLogs: createCloudLogReader({ temporal: core.temporal, config }),
+      cloud: createCloudReader({ temporal: core.temporal, config }),
     }),
     /** Every deployment's status changes, for the streams that follow a whole organisation. */
     orgStatus: createOrgStatusHub({ redis: core.redis, keyPrefix: config.REDIS_KEY_PREFIX, model, log: core.log }),

@@ -8,6 +8,7 @@ import type { ReleasesSummary, ReleaseStore } from '@shared/deployments/releases
 import type { DeploymentRecord } from '@shared/deployments/types';
 import { instanceNameOf, selectInstances } from '@shared/engine/instances';
 import {
+  type DeploymentHealth,
   deploymentHealth,
   deploymentLogs,
   deploymentMetrics,
@@ -36,8 +37,11 @@ export function createDeploymentObserver(deps: {
   metrics: Pick<MetricsStore, 'history'>;
   logs: Pick<LogStore, 'tail'>;
   config: Pick<Config, 'METRICS_SAMPLE_S' | 'METRICS_RETENTION_H'>;
-  /** A cloud deployment's app output, which only its cloud holds (./cloud-logs.ts). */
-  cloudLogs?: (d: DeploymentRecord, query: LogQuery) => Promise<ProviderLogLine[]>;
+  /** What only a cloud holds of its deployments: its app's output and its service's state (./cloud-reads.ts). */
+  cloud?: {
+    logs(d: DeploymentRecord, query: LogQuery): Promise<ProviderLogLine[]>;
+    health(d: DeploymentRecord): Promise<DeploymentHealth>;
+  };
 }) {
   const { docker } = deps;
   return {
@@ -49,11 +53,16 @@ export function createDeploymentObserver(deps: {
     releases: (d: DeploymentRecord, q: { limit: number; offset: number }) => deps.releases.list(d._id, q),
 
     /** The serving release's instances (all of them while none is recorded yet, e.g. a first deploy). */
-    health: (d: DeploymentRecord) =>
-      deploymentHealth(docker, d._id, { port: d.port, ...(d.instances?.length ? { revision: d.revision } : {}) }),
+    health: (d: DeploymentRecord): Promise<DeploymentHealth> =>
+      d.provider !== 'engine_local' && deps.cloud
+        ? deps.cloud.health(d)
+        : deploymentHealth(docker, d._id, { port: d.port, ...(d.instances?.length ? { revision: d.revision } : {}) }),
 
-    /** Every running instance, a release being started beside the serving one included. */
-    metrics: (d: DeploymentRecord) => deploymentMetrics(docker, d._id),
+    /**
+     * Every running instance, a release being started beside the serving one included. A cloud's instances are not
+     * this engine's: none is sampled here (the clouds' own monitoring holds their use).
+     */
+    metrics: async (d: DeploymentRecord) => (d.provider !== 'engine_local' ? [] : deploymentMetrics(docker, d._id)),
 
     async history(d: DeploymentRecord, q: { from?: string; to?: string; step: number }) {
       const to = q.to ? new Date(q.to) : new Date();
@@ -111,7 +120,7 @@ export function createDeploymentObserver(deps: {
       const app =
         q.stream === undefined || q.stream === 'app'
           ? onCloud
-            ? ((await deps.cloudLogs?.(d, appQuery)) ?? [])
+            ? ((await deps.cloud?.logs(d, appQuery)) ?? [])
             : await deploymentLogs(docker, d._id, appQuery)
           : [];
       // The engine's `since` has whole-second precision: drop what is before the asked instant.
