@@ -1,12 +1,16 @@
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
 
 import { cloudServiceName } from '@activities/providers/cloud';
 import { createContainerAppsAdapter } from '@activities/providers/cloud-container-apps';
 import type { ContainerAppsCredentials } from '@shared/cloud/credentials';
+import { deploymentWorkflowId } from '@shared/contracts/deployment';
 
 import { client } from '../helpers/client';
 import { loadScenario, type Replay, selfSignedTls, startReplay } from '../helpers/cloud-replay';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
+import { carriesSecret, historyToJSON } from '../helpers/history-json';
 import { startRegistry } from '../helpers/registry';
 import { archiveForm, makeZip } from '../helpers/zip';
 
@@ -253,6 +257,20 @@ describe('a deployment on a cloud provider, through the api and the workflow', (
       'the credentials to be removable once nothing runs on the cloud',
     );
     expect(await providers()).toMatchObject({ available: false });
+
+    // With SLIPWAY_RECORD_HISTORIES=1, this deployment's history becomes a fixture of the replay test
+    // (test/fixtures/histories/README.md): the cloud path's commands, as deployments on a cloud run them today.
+    if (process.env.SLIPWAY_RECORD_HISTORIES === '1') {
+      const handle = h.temporal.workflow.getHandle(deploymentWorkflowId(id));
+      await handle.result();
+      const json = historyToJSON(await handle.fetchHistory());
+      if (carriesSecret(json)) throw new Error('the history carries an env value');
+      await fs.writeFile(
+        path.join(__dirname, '..', 'fixtures', 'histories', 'deployment-cloud-commands-destroyed.json'),
+        // prettier's formatting needs a dynamic import jest refuses: `npx prettier --write` the file before committing.
+        json,
+      );
+    }
   });
 
   it('builds a source here, pushes it to the registry the credentials name, and the cloud runs it by digest', async () => {
