@@ -124,6 +124,25 @@ export function servingRevisionName(app: ContainerApp): string | null {
   return app.latestRevisionName ?? app.latestReadyRevisionName ?? null;
 }
 
+/**
+ * The revisions the app's traffic goes to or is about to: those named, and for `latestRevision` both the newest ready
+ * one (which takes it now) and the newest (which takes it once ready).
+ */
+export function trafficRevisionNames(app: ContainerApp): string[] {
+  return (app.configuration?.ingress?.traffic ?? [])
+    .filter((t) => (t.weight ?? 0) > 0)
+    .flatMap((t) =>
+      t.revisionName ? [t.revisionName] : t.latestRevision ? [app.latestReadyRevisionName, app.latestRevisionName] : [],
+    )
+    .filter((n): n is string => !!n);
+}
+
+/** The active revisions to deactivate: all but those kept and any Azure reports taking traffic. */
+export const revisionsToRetire = (revisions: readonly Revision[], keep: ReadonlySet<string>): string[] =>
+  revisions
+    .filter((r) => r.active && !!r.name && !keep.has(r.name) && !((r.trafficWeight ?? 0) > 0))
+    .map((r) => r.name!);
+
 /** Why a revision is not serving, from its reported states; undefined when it is healthy or still starting. */
 export function revisionProblem(revision: Revision): string | undefined {
   if (revision.provisioningState === 'Failed' || revision.runningState === 'Failed')

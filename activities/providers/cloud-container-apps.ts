@@ -22,8 +22,10 @@ import {
   releaseOf,
   revisionName,
   revisionProblem,
+  revisionsToRetire,
   revisionSuffix,
   servingRevisionName,
+  trafficRevisionNames,
 } from './cloud-container-apps-shapes';
 
 /**
@@ -34,6 +36,18 @@ import {
  * Stopping uses the app's stop operation, not a scale of 0: scale is part of the revision template in Container Apps,
  * so changing it makes a new revision, while stop keeps every revision, the traffic split and the URL as they were,
  * and start brings back the same revision with the same replica count.
+ *
+ * Old revisions are deactivated, not left running: in Multiple mode a revision without traffic stays active and runs
+ * (and bills) its minimum replicas. An inactive revision is still kept, so a rollback can activate it again.
+ * - deployRevision deactivates, before it creates the new revision, every active one that neither takes traffic nor
+ *   is about to: the one serving now must stay, since the new one is not serving yet and a failed release sends the
+ *   traffic back to it. So at most two run: the serving one and the one serving before it, which the next deploy or
+ *   rollback deactivates. Deactivating it as soon as the new one serves would need a call after the workflow's wait,
+ *   and status, the only call made then, is read-only.
+ * - serveRevision (a rollback, or the traffic going back after a failed release) activates its target and waits for it
+ *   to run before the traffic moves, so no request meets a revision with no replica; then deactivates all the others.
+ * - setReplicas making a revision for another count deactivates as deployRevision does; going back to a count it made
+ *   a revision for before, it serves that one as serveRevision does.
  */
 
 export interface ContainerAppsDeps {
@@ -44,7 +58,10 @@ export interface ContainerAppsDeps {
    * `tlsOptions` and shorten `retryOptions`); the SDK's retry policy and its Retry-After handling stay on.
    */
   clientOptions?: Pick<CommonClientOptions, 'tlsOptions' | 'retryOptions'>;
-  /** How often long-running operations are polled (the SDK's default: 2 s, or Azure's Retry-After). */
+  /**
+   * How often long-running operations are polled (the SDK's default: 2 s, or Azure's Retry-After), and a revision
+   * being activated (2 s).
+   */
   pollIntervalMs?: number;
 }
 
@@ -57,6 +74,12 @@ const LOGS_DEFAULT_SPAN = 'P30D';
 const MAX_TAIL = 10_000;
 /** Clients kept per set of credentials: their tokens are cached inside, so a call does not sign in again. */
 const MAX_CACHED = 50;
+/**
+ * How long one call waits for an activated revision to run before giving up for Temporal to retry it: under the cloud
+ * activities' heartbeat timeout (2 minutes), which an adapter cannot feed.
+ */
+const ACTIVATION_WAIT_MS = 90_000;
+const ACTIVATION_POLL_MS = 2000;
 
 interface Clients {
   arm: ContainerAppsAPIClient;
@@ -161,6 +184,68 @@ export function createContainerAppsAdapter(
       ),
     );
 
+  /**
+   * Deactivates every active revision of the app but those in `keep` and those Azure reports taking traffic: an
+   * inactive revision runs no replica and is kept for a rollback to activate.
+   */
+  async function retireOthers(creds: ContainerAppsCredentials, app: string, keep: ReadonlySet<string>) {
+    const revisions = await call(creds, `list the revisions of container app ${app}`, async (c) => {
+      const all: Revision[] = [];
+      for await (const r of c.arm.containerAppsRevisions.listRevisions(creds.resourceGroup, app)) all.push(r);
+      return all;
+    });
+    for (const name of revisionsToRetire(revisions, keep))
+      try {
+        await clients(creds).arm.containerAppsRevisions.deactivateRevision(creds.resourceGroup, app, name);
+      } catch (err) {
+        // Deleted since the listing (Azure keeps only so many inactive revisions): nothing left to run.
+        if (isRestError(err) && err.statusCode === 404) continue;
+        throw azureFailure(err, `deactivate revision ${name}`, { creds, secrets: secretsOf(creds) });
+      }
+  }
+
+  /** Waits for an activated revision to run, so the traffic never moves to a revision with no replica. */
+  async function untilRunning(creds: ContainerAppsCredentials, app: string, name: string) {
+    const deadline = Date.now() + ACTIVATION_WAIT_MS;
+    for (;;) {
+      const revision = await getRevision(creds, app, name);
+      if (!revision)
+        throw failure(
+          'requestRefused',
+          `revision ${name} of container app ${app} no longer exists`,
+          'redeploy the release instead of rolling back to it',
+        );
+      const problem = revisionProblem(revision);
+      if (problem)
+        throw failure('revisionFailed', problem, 'read the deployment’s logs for why it did not start, then redeploy');
+      if (revision.runningState === 'Running' && (revision.replicas ?? 0) >= 1) return;
+      if (Date.now() > deadline)
+        // Plain: Temporal retries the call, which activates again (a no-op) and waits on.
+        throw new Error(
+          `revision ${name} of container app ${app} is not running ${ACTIVATION_WAIT_MS / 1000} s after its activation (${revision.runningState ?? 'no state'}); it will be retried`,
+        );
+      await new Promise((r) => setTimeout(r, deps.pollIntervalMs ?? ACTIVATION_POLL_MS));
+    }
+  }
+
+  /**
+   * Before a new revision of the app is made: the one serving stays (see the header), since the new one is not
+   * serving yet; the others are deactivated.
+   */
+  const retireBeside = (creds: ContainerAppsCredentials, current: ContainerApp, app: string, next: string) =>
+    retireOthers(creds, app, new Set([...trafficRevisionNames(current), next]));
+
+  /** A kept revision takes all the traffic: activated, running, routed to; the others deactivated. */
+  async function serveKept(creds: ContainerAppsCredentials, current: ContainerApp, app: string, name: string) {
+    await call(creds, `activate revision ${name}`, (c) =>
+      c.arm.containerAppsRevisions.activateRevision(creds.resourceGroup, app, name),
+    );
+    // A stopped app runs no replica of any revision until it is started.
+    if (current.runningStatus !== 'Stopped') await untilRunning(creds, app, name);
+    await routeTo(creds, app, current.location, name);
+    await retireOthers(creds, app, new Set([name]));
+  }
+
   return {
     provider: 'cloud_b_container_apps',
 
@@ -196,13 +281,18 @@ export function createContainerAppsAdapter(
       checkReplicas(spec.replicas, 1);
       const app = appName(spec.deploymentId);
       const suffix = revisionSuffix(spec.revision);
+      const name = revisionName(app, suffix);
+      // Built first: a release Container Apps cannot run is refused before anything is deactivated.
+      const envelope = appEnvelope(creds, spec);
+      const current = await getApp(creds, app);
+      if (current) await retireBeside(creds, current, app, name);
       await call(
         creds,
         `deploy revision ${suffix} of container app ${app}`,
-        (c) => c.arm.containerApps.beginCreateOrUpdateAndWait(creds.resourceGroup, app, appEnvelope(creds, spec), lro),
+        (c) => c.arm.containerApps.beginCreateOrUpdateAndWait(creds.resourceGroup, app, envelope, lro),
         spec.env,
       );
-      return { revision: spec.revision, name: revisionName(app, suffix) };
+      return { revision: spec.revision, name };
     },
 
     async serveRevision(creds, target) {
@@ -210,7 +300,7 @@ export function createContainerAppsAdapter(
       const current = await getApp(creds, app);
       if (!current)
         throw failure('requestRefused', `container app ${app} does not exist`, 'deploy the deployment again');
-      await routeTo(creds, app, current.location, target.revision.name);
+      await serveKept(creds, current, app, target.revision.name);
     },
 
     async setReplicas(creds, target) {
@@ -235,8 +325,9 @@ export function createContainerAppsAdapter(
         // its count so a retry (or a later return to it) finds the one it made.
         const suffix = revisionSuffix(release, target.replicas);
         const name = revisionName(app, suffix);
-        if (await getRevision(creds, app, name)) await routeTo(creds, app, current.location, name);
-        else
+        if (await getRevision(creds, app, name)) await serveKept(creds, current, app, name);
+        else {
+          await retireBeside(creds, current, app, name);
           await call(creds, `scale container app ${app} to ${target.replicas}`, (c) =>
             c.arm.containerApps.beginUpdateAndWait(
               creds.resourceGroup,
@@ -253,6 +344,7 @@ export function createContainerAppsAdapter(
               lro,
             ),
           );
+        }
       }
       if (stopped)
         await call(creds, `start container app ${app}`, (c) =>

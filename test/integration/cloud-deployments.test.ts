@@ -59,6 +59,8 @@ describe('a deployment on a cloud provider, through the api and the workflow', (
           'signin-refused',
           'signin',
           'verify',
+          // Before a deploy the adapter reads the app, to deactivate old revisions; the first finds none.
+          'app-absent',
           'deploy-r1',
           'status-serving-r1',
           'stop',
@@ -68,6 +70,8 @@ describe('a deployment on a cloud provider, through the api and the workflow', (
           'status-serving-r1',
           'logs-token',
           'logs',
+          // r1 serves and is the only revision: nothing to deactivate.
+          'retire-before-r2',
           'deploy-r2',
           'status-serving-r2',
           'serve-r1',
@@ -75,6 +79,7 @@ describe('a deployment on a cloud provider, through the api and the workflow', (
           'destroy',
           // The source deploy: the credentials again (the client and its token are cached), then its app.
           'verify',
+          'app-absent',
           'deploy-r1',
           'status-serving-r1',
           'destroy',
@@ -218,6 +223,11 @@ describe('a deployment on a cloud provider, through the api and the workflow', (
         configuration: { ingress: { traffic: [{ revisionName: expect.stringMatching(/--r1$/), weight: 100 }] } },
       },
     });
+    // r1 was activated before it took the traffic, and r2, left without traffic, no longer runs.
+    const at = (name: string) => replay.received.findIndex((r) => r.exchange === name);
+    expect(at('activate-r1')).toBeGreaterThan(-1);
+    expect(at('activate-r1')).toBeLessThan(at('patch-traffic'));
+    expect(replay.requestsOf('deactivate-r2')[0]!.path).toMatch(/\/revisions\/[^/]+--r2\/deactivate$/);
 
     // What a cloud cannot take is refused before anything starts.
     const withVolume = await api.post<{ message: string }>(`/platform/deployments/${id}/volumes`, {

@@ -81,6 +81,16 @@ const failureOf = async (p: Promise<unknown>) => {
   expect(err).toBeDefined();
   return err!;
 };
+const revisionsPath = `/subscriptions/${vars.sub}/resourceGroups/${vars.rg}/providers/Microsoft.App/containerApps/${app}/revisions`;
+/** The paths of the activations and deactivations sent so far. */
+const revisionPosts = () =>
+  replay.received.filter((r) => r.method === 'POST' && r.path.startsWith(revisionsPath)).map((r) => r.path);
+/** For each named exchange after the first: was it first served after the one before it? */
+const order = (...names: string[]) => {
+  const at = names.map((n) => replay.received.findIndex((r) => r.exchange === n));
+  expect(at).not.toContain(-1);
+  return at.slice(1).map((i, k) => i > at[k]!);
+};
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a request body as the SDK sent it, asserted on by shape
 const bodyOf = (name: string) => replay.requestsOf(name)[0]!.body as Record<string, any>;
 
@@ -121,8 +131,10 @@ describe('Container Apps adapter against the replayed Azure APIs', () => {
   it('deploys, serves, rolls back, stops and starts a release, and reads its logs', async () => {
     const adapter = await scenario(
       'signin',
+      'app-absent',
       'deploy-r1',
       'status-serving-r1',
+      'retire-before-r2',
       'deploy-r2',
       'serve-r1',
       'stop',
@@ -171,12 +183,16 @@ describe('Container Apps adapter against the replayed Azure APIs', () => {
 
     expect(await adapter.deployRevision(creds, release(2))).toEqual({ revision: 2, name: `${app}--r2` });
     expect(bodyOf('put-app-r2').properties.template.revisionSuffix).toBe('r2');
+    // r1 serves until r2 does, and takes the traffic back if r2 never does: it keeps running.
+    expect(revisionPosts()).toEqual([]);
 
     await adapter.serveRevision(creds, { ...target, revision: { revision: 1, name: `${app}--r1` }, replicas: 2 });
     expect(bodyOf('patch-traffic')).toEqual({
       location: 'West Europe',
       properties: { configuration: { ingress: { traffic: [{ revisionName: `${app}--r1`, weight: 100 }] } } },
     });
+    // The rollback leaves r2, now without traffic, running nothing.
+    expect(order('activate-r1', 'patch-traffic', 'deactivate-r2')).toEqual([true, true]);
 
     await adapter.setReplicas(creds, { ...target, replicas: 0 });
     expect(replay.requestsOf('post-stop')).toHaveLength(1);
@@ -213,6 +229,32 @@ describe('Container Apps adapter against the replayed Azure APIs', () => {
     expect(new URLSearchParams(replay.requestsOf('logs-token')[0]!.body as string).get('scope')).toBe(
       'https://api.loganalytics.io/.default',
     );
+    expectAllServed();
+  });
+
+  it('deactivates the revision before the serving one on the next deploy, and activates it again for a rollback before its traffic moves', async () => {
+    const adapter = await scenario('signin', 'retire-before-r3', 'deploy-r3', 'serve-r1-inactive');
+
+    await adapter.deployRevision(creds, release(3));
+    // r2 serves while r3 rolls out, so only r1 stops, and before r3 is created.
+    expect(revisionPosts()).toEqual([`${revisionsPath}/${app}--r1/deactivate`]);
+    expect(order('deactivate-r1', 'put-app-r3')).toEqual([true]);
+
+    await adapter.serveRevision(creds, { ...target, revision: { revision: 1, name: `${app}--r1` }, replicas: 2 });
+    // The traffic moves only once the activated r1 runs; then r3 stops (r2 is inactive already).
+    expect(
+      order(
+        'activate-inactive-r1',
+        'get-revision-r1-starting',
+        'get-revision-r1-started',
+        'patch-traffic-r1',
+        'deactivate-r3',
+      ),
+    ).toEqual([true, true, true, true]);
+    expect(replay.requestsOf('deactivate-r3').map((r) => r.path)).toEqual([`${revisionsPath}/${app}--r3/deactivate`]);
+    expect(bodyOf('patch-traffic-r1').properties.configuration.ingress.traffic).toEqual([
+      { revisionName: `${app}--r1`, weight: 100 },
+    ]);
     expectAllServed();
   });
 
@@ -266,7 +308,7 @@ describe('Container Apps adapter against the replayed Azure APIs', () => {
   });
 
   it('maps a refused spec to a non-retryable CloudRequestRefused without the env values it quoted', async () => {
-    const adapter = await scenario('signin', 'deploy-refused');
+    const adapter = await scenario('signin', 'app-absent', 'deploy-refused');
     const err = await failureOf(adapter.deployRevision(creds, release(1, { env: { GREETING: 'hello-secret-value' } })));
     expect((err as ApplicationFailure).type).toBe(CLOUD_FAILURES.requestRefused);
     expect((err as ApplicationFailure).nonRetryable).toBe(true);
