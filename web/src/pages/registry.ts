@@ -116,6 +116,13 @@ export const PAGES: PageEntry[] = [
     component: lazy(() => import('./ai-providers')),
   },
   {
+    path: 'providers',
+    label: 'Cloud providers',
+    group: 'Organisation',
+    permission: 'organization.read',
+    component: lazy(() => import('./cloud-providers')),
+  },
+  {
     path: 'settings',
     label: 'Settings',
     group: 'Organisation',
