@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import type { Browser, Page } from 'playwright-core';
 
+import { createCloudCredentialStore } from '@shared/cloud/store';
 import { createDeploymentStore } from '@shared/deployments/store';
 import type { DeploymentEvent, DeploymentRecord } from '@shared/deployments/types';
 import { PERMISSIONS } from '@shared/permissions';
@@ -14,7 +15,7 @@ import { eventually, type Harness, startHarness } from '../helpers/harness';
 /**
  * The organisation's pages of the console against the real stack: projects and their members, domains (their empty
  * state and the api's refusal: a domain needs a running deployment, which this file does not pay for), Git, tickets,
- * usage and the organisation's settings, each through axe.
+ * usage, the organisation's settings and its cloud providers, each through axe.
  */
 describe('web console: projects, domains, Git, tickets, usage and settings', () => {
   let h: Harness;
@@ -230,6 +231,122 @@ describe('web console: projects, domains, Git, tickets, usage and settings', () 
     await heading(page, 'Projects');
     expect(await page.getByRole('button', { name: 'Create project' }).count()).toBe(0);
     expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  /** Cloud credentials stored as a PUT that passed its check stores them: no cloud is reachable from here. */
+  async function saveCloudCredentials(org: { orgId: string; userId: string }, clientId: string) {
+    const store = createCloudCredentialStore(h.db, h.config.SECRETS_KEY);
+    await store.promote(
+      await store.putCandidate(org.orgId, 'cloud_b_container_apps', {
+        tenantId: randomUUID(),
+        clientId,
+        clientSecret: 'a-cloud-secret',
+        subscriptionId: randomUUID(),
+        resourceGroup: 'apps',
+        environmentId: '/subscriptions/s/resourceGroups/apps/providers/Microsoft.App/managedEnvironments/apps',
+        regions: ['westeurope', 'northeurope'],
+        registry: { repository: 'acme.azurecr.io/apps' },
+      }),
+      org.userId,
+    );
+  }
+
+  it("lists the clouds, refuses credentials in the api's words, shows saved ones and removes them", async () => {
+    const owner = await h.newOrg();
+    const api = client(h, owner.token);
+    const page = await newPage(browser);
+    await signIn(page, h.baseUrl, owner.token, '/providers');
+    await heading(page, 'Cloud providers');
+
+    // Each cloud, not available until the organisation has credentials for it, with the api's reason.
+    const { providers } = (
+      await api.get<{ providers: Array<{ id: string; name: string; available: boolean; reason?: string }> }>(
+        '/compat/providers',
+      )
+    ).body;
+    const clouds = providers.filter((p) => p.id !== 'engine_local');
+    expect(clouds.map((c) => [c.id, c.available])).toEqual([
+      ['cloud_a_run', false],
+      ['cloud_b_container_apps', false],
+      ['cloud_c_ecs_fargate', false],
+    ]);
+    for (const c of clouds) {
+      const card = page.getByRole('region', { name: c.name, exact: true });
+      await card.getByText('not available', { exact: true }).waitFor();
+      await card.getByText(c.reason!).waitFor();
+      await card.getByText('no credentials saved').waitFor();
+    }
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'cloud-providers');
+
+    // Text that is not JSON is stopped here; a body of the wrong shape is the api's 400, shown as it is.
+    const run = clouds[0]!;
+    await page.getByRole('button', { name: `Set credentials of ${run.name}` }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByText('Template for cloud_a_run', { exact: true }).click();
+    await dialog.getByRole('region', { name: 'Template for cloud_a_run' }).getByText('"serviceAccountKey"').waitFor();
+    await dialog.getByLabel('Credentials (JSON)').fill('{"regions": [');
+    await dialog.getByRole('button', { name: 'Try and save' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'The credentials are not valid JSON' }).waitFor();
+    const wrong = { regions: ['europe-west1'] };
+    const refusal = await api.call<{ message: string }>('PUT', '/platform/providers/cloud_a_run/credentials', wrong);
+    expect(refusal.status).toBe(400);
+    await dialog.getByLabel('Credentials (JSON)').fill(JSON.stringify(wrong));
+    await dialog.getByRole('button', { name: 'Try and save' }).click();
+    await dialog.getByRole('alert').filter({ hasText: refusal.body.message }).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'cloud-providers-refused');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect((await api.get<{ data: unknown[] }>('/platform/providers/credentials')).body.data).toEqual([]);
+
+    // Saved credentials: who they sign in as, where, and the cloud available; the secret is nowhere on the page.
+    const clientId = randomUUID();
+    await saveCloudCredentials(owner, clientId);
+    await page.reload();
+    const azure = page.getByRole('region', { name: clouds[1]!.name, exact: true });
+    await azure.getByText('available', { exact: true }).waitFor();
+    await azure.getByText(clientId).waitFor();
+    await azure.getByText('westeurope, northeurope').waitFor();
+    await azure.getByText('acme.azurecr.io/apps').waitFor();
+    await azure.getByRole('button', { name: `Replace credentials of ${clouds[1]!.name}` }).waitFor();
+    expect(await page.getByText('a-cloud-secret').count()).toBe(0);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'cloud-providers-saved');
+
+    // Removed after typing the cloud's ID: no deployment runs on it.
+    await azure.getByRole('button', { name: `Remove credentials of ${clouds[1]!.name}` }).click();
+    await page.getByLabel('Type cloud_b_container_apps to confirm').fill('cloud_b_container_apps');
+    await page
+      .getByRole('dialog')
+      .getByRole('button', { name: `Remove credentials of ${clouds[1]!.name}` })
+      .click();
+    await azure.getByText('no credentials saved').waitFor();
+    await azure.getByText('not available', { exact: true }).waitFor();
+    expect((await api.get<{ data: unknown[] }>('/platform/providers/credentials')).body.data).toEqual([]);
+  });
+
+  it('shows a viewer the clouds and their saved credentials without setting or removing them', async () => {
+    const owner = await h.newOrg();
+    const clientId = randomUUID();
+    await saveCloudCredentials(owner, clientId);
+    const viewer = (
+      await client(h, owner.token).post<{ data: { id: string } }>('/platform/users', {
+        email: `viewer-${randomUUID().slice(0, 8)}@example.com`,
+        role: 'viewer',
+      })
+    ).body.data;
+    const token = (
+      await h.identity.createToken({ orgId: owner.orgId, userId: viewer.id, name: 't', scopes: [...PERMISSIONS] })
+    ).token;
+    const page = await newPage(browser);
+    await signIn(page, h.baseUrl, token, '/providers');
+    await heading(page, 'Cloud providers');
+    await page.getByText(clientId).waitFor();
+    await page.getByText('Only owners and admins set or remove a cloud’s credentials.').waitFor();
+    expect(await page.getByRole('button', { name: /credentials of/ }).count()).toBe(0);
+    expect(await seriousViolations(page)).toEqual([]);
+    // The api is the guard: a forged removal with the viewer's token is refused.
+    expect((await client(h, token).del('/platform/providers/cloud_b_container_apps/credentials')).status).toBe(403);
   });
 
   it('adds a domain, lists the records to create, verifies it against DNS and says when to try again', async () => {
