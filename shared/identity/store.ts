@@ -78,7 +78,13 @@ export function createIdentityStore(db: Db) {
     insertToken: (token: TokenRecord) => guard('tokens.insert', () => tokens.insertOne(token)),
     getToken: (orgId: string, id: string) => guard('tokens.get', () => tokens.findOne({ _id: id, orgId })),
     listTokens: (orgId: string, userId: string) =>
-      guard('tokens.list', () => tokens.find({ orgId, userId, sessionOf: { $exists: false } }).sort({ createdAt: -1 }).limit(500).toArray()),
+      guard('tokens.list', () =>
+        tokens
+          .find({ orgId, userId, sessionOf: { $exists: false } })
+          .sort({ createdAt: -1 })
+          .limit(500)
+          .toArray(),
+      ),
     findTokenByHash: (hash: string) => guard('tokens.findByHash', () => tokens.findOne({ hash })),
     async revokeToken(id: string, orgId?: string): Promise<boolean> {
       const filter = orgId ? { _id: id, orgId } : { _id: id };

@@ -6,10 +6,8 @@ export const ConsoleSession = z
     csrfToken: z.string().meta({
       description: 'Send it as X-CSRF-Token with every change made with the session cookie; derived from the session',
     }),
-    expiresAt: z
-      .string()
-      .meta({
-        description: 'When the session ends: at most CONSOLE_SESSION_TTL_S, never after the token it came from',
-      }),
+    expiresAt: z.string().meta({
+      description: 'When the session ends: at most CONSOLE_SESSION_TTL_S, never after the token it came from',
+    }),
   })
   .meta({ id: 'ConsoleSession' });

@@ -40,7 +40,10 @@ import { insertWithinPlan, listVisible } from '../owned';
 /** What databases need of deployments: finding one the caller may change, and its env references to databases. */
 export interface DeploymentHooks {
   /** The deployment, or DEPLOYMENT_NOT_FOUND (another organisation's, or one the caller cannot see, alike). */
-  get(principal: Principal, deploymentId: string): Promise<{ _id: string; name: string; projectId?: string | null; provider: string }>;
+  get(
+    principal: Principal,
+    deploymentId: string,
+  ): Promise<{ _id: string; name: string; projectId?: string | null; provider: string }>;
   /** Puts `envName` → the database's URL on the deployment, shipped as a new release; answers the command's view. */
   addDatabaseRef(principal: Principal, deploymentId: string, envName: string, databaseId: string): Promise<unknown>;
   /** Takes `envName` off the deployment, shipped as a new release. */
