@@ -171,8 +171,16 @@ function aadsts(text: string): string {
   return m ? m[0] : (text.split(/\r?\n/)[0] ?? '');
 }
 
-/** Entra ID's OAuth error codes that say "try again" rather than "these credentials will not do". */
-const SIGN_IN_TRANSIENT = new Set(['temporarily_unavailable', 'server_error']);
+/**
+ * Entra ID's OAuth error codes that say "try again" rather than "these credentials will not do": Entra ID busy, or not
+ * reached at all (MSAL's network_error, a failed endpoint discovery), which must never read as refused credentials.
+ */
+const SIGN_IN_TRANSIENT = new Set([
+  'temporarily_unavailable',
+  'server_error',
+  'network_error',
+  'endpoints_resolution_error',
+]);
 
 interface AzureErrorFacts {
   status?: number;
@@ -244,7 +252,7 @@ export function azureFailure(err: unknown, what: string, ctx: { creds: Container
       `Azure refused to ${what} (${f.status} ${said})`,
       'correct what Azure names (image, port, size, region, the environment or resource group) and deploy again',
     );
-  if (f.status === undefined && f.code && f.code !== 'ECONNRESET' && !/^E[A-Z]+$/.test(f.code))
+  if (!f.signIn && f.status === undefined && f.code && f.code !== 'ECONNRESET' && !/^E[A-Z]+$/.test(f.code))
     return failure(
       'requestRefused',
       `Azure could not ${what}: the operation ended failed (${said})`,

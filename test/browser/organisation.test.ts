@@ -347,6 +347,10 @@ describe('web console: projects, domains, Git, tickets, usage and settings', () 
     expect(await seriousViolations(page)).toEqual([]);
     // The api is the guard: a forged removal with the viewer's token is refused.
     expect((await client(h, token).del('/platform/providers/cloud_b_container_apps/credentials')).status).toBe(403);
+    // Gone again, so other files' reconciler sweeps do not try an account no cloud answers for.
+    expect((await client(h, owner.token).del('/platform/providers/cloud_b_container_apps/credentials')).status).toBe(
+      204,
+    );
   });
 
   it('adds a domain, lists the records to create, verifies it against DNS and says when to try again', async () => {

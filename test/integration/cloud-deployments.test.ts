@@ -328,6 +328,11 @@ describe('a deployment on a cloud provider, through the api and the workflow', (
       expect((await api.del(`/compat/deployments/${id}`)).status).toBe(204);
       await eventually(async () => (replay.pending().length === 0 ? true : undefined), 'the app to be deleted');
       expect(replay.mismatches).toEqual([]);
+      await eventually(
+        async () =>
+          (await api.del('/platform/providers/cloud_b_container_apps/credentials')).status === 204 ? true : undefined,
+        'the credentials to be removable once nothing runs on the cloud',
+      );
     } finally {
       await registry.stop();
     }

@@ -452,6 +452,11 @@ describe('cross-organisation sweep: no route of either origin lets one organisat
     });
     expect(await lookup.json()).toEqual({ entitlements: [] });
 
+    // A's credentials were not touched; removed now, so other files' reconciler sweeps do not try an account that no
+    // cloud answers for.
+    expect((await cloudStore.summary(orgA.orgId, 'cloud_b_container_apps'))?.identity).toBe(cloudClientId);
+    await cloudStore.remove(orgA.orgId, 'cloud_b_container_apps');
+
     // Everything of A's is still there and unchanged.
     expect((await a.get<Body>(`/compat/deployments/${deploymentId}`)).status).toBe(200);
     expect((await a.get<Body>(`/platform/volumes/${volumeId}`)).status).toBe(200);

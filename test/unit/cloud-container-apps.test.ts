@@ -1,7 +1,8 @@
-import type { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 
 import { CLOUD_FAILURES, cloudFailureDetails, type CloudReleaseSpec } from '@activities/providers/cloud';
 import { createContainerAppsAdapter } from '@activities/providers/cloud-container-apps';
+import { azureFailure } from '@activities/providers/cloud-container-apps-shapes';
 import type { ContainerAppsCredentials } from '@shared/cloud/credentials';
 
 import { loadScenario, type Replay, selfSignedTls, startReplay } from '../helpers/cloud-replay';
@@ -333,5 +334,32 @@ describe('Container Apps adapter against the replayed Azure APIs', () => {
     const err = await failureOf(adapter.deployRevision(creds, release(1, { limits: { memoryMb: 16_384, cpus: 2 } })));
     expect((err as ApplicationFailure).type).toBe(CLOUD_FAILURES.requestRefused);
     expectAllServed();
+  });
+});
+
+describe('Entra ID sign-in failures', () => {
+  const ctx = { creds, secrets: [creds.clientSecret] };
+  const signIn = (message: string) => Object.assign(new Error(message), { name: 'AuthenticationRequiredError' });
+
+  it('leaves a sign-in that never reached Entra ID retryable: an unreachable cloud is not refused credentials', () => {
+    for (const message of [
+      'network_error: network_error: Network request failed',
+      'endpoints_resolution_error: Endpoints cannot be resolved',
+    ]) {
+      const err = azureFailure(signIn(message), 'list the container apps', ctx);
+      expect([message, err instanceof ApplicationFailure]).toEqual([message, false]);
+      expect(err.message).toContain('it will be retried');
+    }
+  });
+
+  it('refuses credentials Entra ID refused, naming the reason', () => {
+    const err = azureFailure(
+      signIn(
+        'invalid_client: Error(s): 7000215 - Description: AADSTS7000215: Invalid client secret provided. Trace ID: x',
+      ),
+      'list the container apps',
+      ctx,
+    ) as ApplicationFailure;
+    expect([err.type, err.nonRetryable]).toEqual([CLOUD_FAILURES.credentialsRefused, true]);
   });
 });
