@@ -109,7 +109,8 @@ describe('cloud_c_ecs_fargate through the api, and the reconciler finding a leak
     expect(await services(leaked, foreign)).toEqual({ [leaked]: 'ACTIVE', [foreign]: 'ACTIVE' });
 
     const report = await runReconcileSchedule(h);
-    expect(report.clouds).toMatchObject({ failed: 0 });
+    // Not `failed: 0`: the sweep covers every organisation in the suite's shared database, and another file may hold
+    // credentials for a cloud only its own double answers (they count as failed here, and are tried again next sweep).
     expect(report.clouds!.accounts).toBeGreaterThanOrEqual(1);
     const removed = report.clouds!.removed.filter((r) => [leaked, live, foreign].includes(r.deploymentId));
     expect(removed.map((r) => r.deploymentId)).toEqual([leaked]);
