@@ -19,6 +19,9 @@ import {
   type CloudServiceStatus,
 } from '../providers/cloud';
 
+/** Cloud accounts the reconciler lists and cleans at once. */
+const RECONCILE_ACCOUNTS_AT_ONCE = 4;
+
 export type CloudAdapters = { [P in CloudProvider]?: CloudAdapter<P> };
 
 export interface CloudActivityDeps {
@@ -201,10 +204,12 @@ export function createCloudActivities(deps: CloudActivityDeps) {
      */
     async cloudReconcile(): Promise<CloudReconcileReport> {
       const report: CloudReconcileReport = { accounts: 0, removed: [], failed: 0 };
-      for (const { orgId, provider } of await deps.credentials.holders()) {
+      // A few accounts at a time: one whose cloud does not answer costs its SDK's retries, not the whole sweep's.
+      const holders = await deps.credentials.holders();
+      const sweep = async ({ orgId, provider }: (typeof holders)[number]) => {
         const adapter = deps.adapters[provider] as CloudAdapter | undefined;
         const credentials = adapter && (await deps.credentials.open(orgId, provider));
-        if (!adapter || !credentials) continue;
+        if (!adapter || !credentials) return;
         try {
           const found = (await adapter.listManaged(credentials as never)).filter((r) => r.orgId === orgId);
           report.accounts++;
@@ -229,7 +234,9 @@ export function createCloudActivities(deps: CloudActivityDeps) {
             error: err instanceof Error ? err.message : String(err),
           });
         }
-      }
+      };
+      for (let i = 0; i < holders.length; i += RECONCILE_ACCOUNTS_AT_ONCE)
+        await Promise.all(holders.slice(i, i + RECONCILE_ACCOUNTS_AT_ONCE).map(sweep));
       return report;
     },
 
