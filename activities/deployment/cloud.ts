@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type Docker from 'dockerode';
 
 import type { CloudCredentialsOf, CloudProvider } from '@shared/cloud/credentials';
+import { cloudFailureDetails } from '@shared/cloud/failures';
 import type { CloudCredentialStore } from '@shared/cloud/store';
 import type { CloudCredentialsCheck as CredentialsCheck } from '@shared/contracts/cloud-credentials';
 import type { DeploymentRecord } from '@shared/deployments/types';
@@ -89,15 +90,14 @@ export function createCloudActivities(deps: CloudActivityDeps) {
         await (adapterOf(candidate.provider) as CloudAdapter).verify(candidate.credentials as never);
         return { ok: true };
       } catch (err) {
-        const failure = err as ApplicationFailure;
-        const details = failure.details?.[0] as { message?: string; hint?: string } | undefined;
-        if (failure instanceof ApplicationFailure && failure.nonRetryable && details?.message) {
+        const details = cloudFailureDetails(err);
+        if (err instanceof ApplicationFailure && err.nonRetryable && details) {
           await deps.credentials.dropCandidate(candidateId);
           return {
             ok: false,
-            type: failure.type ?? 'CloudRequestRefused',
+            type: err.type ?? 'CloudRequestRefused',
             message: details.message,
-            hint: details.hint ?? '',
+            hint: details.hint,
           };
         }
         throw err;

@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 
 import type { CloudCredentialsOf, CloudProvider } from '@shared/cloud/credentials';
+import type { CloudFailureDetails } from '@shared/cloud/failures';
 import type { LogQuery, ProviderLogLine } from '@shared/engine/observe';
 
 /**
@@ -93,12 +94,7 @@ export const CLOUD_FAILURES = {
 } as const;
 export type CloudFailureType = (typeof CLOUD_FAILURES)[keyof typeof CLOUD_FAILURES];
 
-/** What the user reads of a cloud failure: our words, the cloud's reason quoted, and what to do next. */
-export interface CloudFailureDetails {
-  provider: CloudProvider;
-  message: string;
-  hint: string;
-}
+export { type CloudFailureDetails, cloudFailureDetails } from '@shared/cloud/failures';
 
 export interface CloudAdapter<P extends CloudProvider = CloudProvider> {
   readonly provider: P;
@@ -169,12 +165,4 @@ export const cloudServiceName = (deploymentId: string, max = 32) =>
 /** A non-retryable failure the workflow shows the user (CloudFailureDetails as `details[0]`). */
 export function cloudFailure(type: CloudFailureType, details: CloudFailureDetails): ApplicationFailure {
   return ApplicationFailure.create({ message: details.message, type, nonRetryable: true, details: [details] });
-}
-
-/** CloudFailureDetails of a failure thrown by a cloud activity (pass `ActivityFailure.cause`), or undefined. */
-export function cloudFailureDetails(cause: unknown): CloudFailureDetails | undefined {
-  const d = (cause as { details?: unknown[] } | undefined)?.details?.[0] as Partial<CloudFailureDetails> | undefined;
-  return d && typeof d.message === 'string' && typeof d.hint === 'string' && typeof d.provider === 'string'
-    ? (d as CloudFailureDetails)
-    : undefined;
 }

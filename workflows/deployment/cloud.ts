@@ -2,6 +2,7 @@ import { ActivityFailure, CancellationScope, isCancellation } from '@temporalio/
 
 import type { CloudRevision } from '@activities/providers/cloud';
 import type { CloudProvider } from '@shared/cloud/credentials';
+import { cloudFailureDetails } from '@shared/cloud/failures';
 import type { ReleaseRef } from '@shared/contracts/deployment';
 import type { DeploymentFailure, DeploymentSource } from '@shared/deployments/types';
 
@@ -41,16 +42,15 @@ const revisionOf = (release: ReleaseRef): CloudRevision => ({
   name: release.cloudRevision!,
 });
 
-/** The hint a cloud failure carries (activities/providers/cloud.ts CloudFailureDetails), else the phase's own. */
+/** The hint a cloud failure carries (shared/cloud/failures.ts), else the phase's own. */
 function cloudReport(err: unknown, phase: Phase, command: FailureReport['command'], revision: number): FailureReport {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  const hint = ((cause as { details?: unknown[] } | undefined)?.details?.[0] as { hint?: unknown } | undefined)?.hint;
+  const hint = cloudFailureDetails(err instanceof ActivityFailure ? err.cause : err)?.hint;
   return {
     phase,
     command,
     revision,
     message: failureMessage(err, phase),
-    ...(typeof hint === 'string' ? { hint } : {}),
+    ...(hint !== undefined ? { hint } : {}),
   };
 }
 

@@ -2,6 +2,7 @@ import { type Client, WorkflowFailedError } from '@temporalio/client';
 import type { z } from 'zod';
 
 import { CLOUD_CREDENTIALS, type CloudProvider } from '@shared/cloud/credentials';
+import { rootCause } from '@shared/cloud/failures';
 import type { CloudCredentialsSummary, CloudCredentialStore } from '@shared/cloud/store';
 import type { Config } from '@shared/config';
 import {
@@ -62,8 +63,7 @@ export function createCloudProviderService(deps: {
         await store.dropCandidate(candidateId);
         // The activity's tries all met a network error or an outage of the cloud's API.
         if (!(err instanceof WorkflowFailedError)) throw err;
-        let cause: unknown = err.cause;
-        while (cause instanceof Error && cause.cause) cause = cause.cause;
+        const cause = rootCause(err);
         throw new AppError(
           'CLOUD_UNREACHABLE',
           `Slipway could not reach ${provider} to try the credentials, so nothing was saved (${String((cause as Error)?.message ?? cause).slice(0, 200)}). Try again in a minute; if it keeps failing, the operator should check that this server reaches the cloud's API.`,

@@ -5,6 +5,7 @@ import { ApplicationFailure } from '@temporalio/common';
 
 import type { CloudServiceStatus } from '@activities/providers/cloud';
 import { type CloudProvider, isCloudProvider } from '@shared/cloud/credentials';
+import { cloudFailureDetails, rootCause } from '@shared/cloud/failures';
 import type { Config } from '@shared/config';
 import {
   CLOUD_LOGS_WORKFLOW,
@@ -28,11 +29,9 @@ export function createCloudReader(deps: { temporal: Client; config: Pick<Config,
       return await run();
     } catch (err) {
       if (!(err instanceof WorkflowFailedError)) throw err;
-      let cause: unknown = err.cause;
-      while (cause instanceof Error && !(cause instanceof ApplicationFailure && cause.nonRetryable) && cause.cause)
-        cause = cause.cause;
-      const details = (cause as ApplicationFailure).details?.[0] as { message?: string; hint?: string } | undefined;
-      if (cause instanceof ApplicationFailure && cause.nonRetryable && details?.message)
+      const cause = rootCause(err);
+      const details = cloudFailureDetails(cause);
+      if (cause instanceof ApplicationFailure && cause.nonRetryable && details)
         throw new AppError('CONFLICT', `${details.message}${details.hint ? ` ${details.hint}` : ''}`, {
           provider: d.provider,
         });
