@@ -120,7 +120,10 @@ export function checkUpstreamsDir(dir: string): string {
 }
 
 /**
- * Round robin over the replicas; a failed dial is tried again on the next one, so a dead replica costs no request.
+ * Round robin over the replicas; a failed dial is tried again on the next one at once, so a dead replica costs no
+ * request. At once, not after an interval: Caddy waits out `try_interval` on the handler's context, which every
+ * config reload (any deployment's publish or removal) cancels, and a request waiting then is answered 502 (measured:
+ * with reloads every 30 ms, every request that met a stopped replica of three was a 502 with a 100 ms interval).
  * Passive health (an instance that failed is left out for a while) only where the dial is the address itself: Caddy
  * keeps health per dial string as written (reverseproxy/hosts.go, fillHost keys by Upstream.Dial), so for a
  * `{file.…}` dial it would be kept per file, not per instance, and the failures of an instance just switched away
@@ -133,7 +136,7 @@ function reverseProxy(dials: string[], passiveHealth: boolean) {
     load_balancing: {
       selection_policy: { policy: 'round_robin' },
       retries: Math.max(2, dials.length),
-      try_interval: '100ms',
+      try_interval: '0s',
     },
     ...(passiveHealth ? { health_checks: { passive: { fail_duration: '10s', max_fails: 1 } } } : {}),
     // Every admin change reloads the whole config; without a delay, each one would cut every open WebSocket

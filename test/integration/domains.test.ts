@@ -194,7 +194,8 @@ describe('custom domains', () => {
     await removed.body.text();
     expect(removed.statusCode).toBe(200);
     expect((await httpsGet(host).catch((err: Error) => ({ status: 0, body: err.message }))).status).not.toBe(200);
-    expect((await runReconcileSchedule(h)).restored).toMatchObject({ domains: 1 });
+    // The sweep covers every domain of the shared stack: another file's may be restored beside this one.
+    expect((await runReconcileSchedule(h)).restored?.domains).toBeGreaterThanOrEqual(1);
     expect((await httpsGet(host)).body).toBe(stable.body);
 
     // A redeploy: new containers behind the same stable host, and the domain follows without being touched.

@@ -164,16 +164,17 @@ describe('a release switch through upstream files (real Caddy)', () => {
     await router.publish(d.id, d.host, [one]);
     const single = await config();
 
+    // A replica count change is a config change, so a reload: the requests after it are sent again if it closed them.
     await router.publish(d.id, d.host, [one, two]);
     const seen = new Set<string>();
-    for (let i = 0; i < 6; i++) seen.add((await freshGet(d.host)).body);
+    for (let i = 0; i < 6; i++) seen.add((await getAfterReload(d.host)).body);
     const double = await config();
     await router.publish(d.id, d.host, [two]);
 
     expect(double).not.toBe(single);
     expect(seen).toEqual(new Set(['one', 'two']));
     expect(await config()).toBe(single);
-    for (let i = 0; i < 4; i++) expect(await freshGet(d.host)).toEqual({ status: 200, body: 'two' });
+    for (let i = 0; i < 4; i++) expect(await getAfterReload(d.host)).toEqual({ status: 200, body: 'two' });
     expect(await router.list()).toContainEqual({
       deploymentId: d.id,
       host: d.host,
