@@ -4,7 +4,8 @@ import { type AppError, compatCodeOf } from '@shared/errors';
 
 import type { Next, ToolError } from './tool';
 
-const RETRYABLE = new Set(['RATE_LIMIT_EXCEEDED', 'INTERNAL_ERROR']);
+/** Failures the same call may get past later: a spent budget, our own fault, a cloud's API that did not answer. */
+const RETRYABLE = new Set(['RATE_LIMIT_EXCEEDED', 'INTERNAL_ERROR', 'CLOUD_UNREACHABLE']);
 
 /** What to call after a failure, by its code, unless the failure named its own `next` in details. */
 function nextAfter(e: AppError, tool: string, args: unknown): Next | undefined {
@@ -22,6 +23,12 @@ function nextAfter(e: AppError, tool: string, args: unknown): Next | undefined {
         tool,
         arguments: (args ?? {}) as Record<string, unknown>,
         why: `The same call succeeds after ${String(e.details.retryAfterSeconds)} s.`,
+      };
+    // Without the arguments: they may be the credentials being set, which are not echoed back.
+    case 'CLOUD_UNREACHABLE':
+      return {
+        tool,
+        why: 'The cloud’s API did not answer; the same call, arguments unchanged, may succeed in a minute.',
       };
     case 'DEPLOYMENT_NOT_FOUND':
       return { tool: 'list_deployments', why: 'Find the ID of a deployment this organisation holds.' };

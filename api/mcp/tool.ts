@@ -98,3 +98,10 @@ export const WRITE: ToolAnnotations = {
   idempotentHint: false,
   openWorldHint: true,
 };
+/** Removes or revokes something of Slipway's own records, which no call brings back as it was. */
+export const DESTRUCTIVE: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: false,
+  openWorldHint: false,
+};

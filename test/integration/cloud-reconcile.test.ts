@@ -8,6 +8,7 @@ import type { EcsCredentials } from '@shared/cloud/credentials';
 
 import { client } from '../helpers/client';
 import { eventually, type Harness, startHarness } from '../helpers/harness';
+import { connectAgent } from '../helpers/mcp';
 import { ecsAccount, startMoto } from '../helpers/moto';
 import { runReconcileSchedule } from '../helpers/reconcile';
 
@@ -128,5 +129,86 @@ describe('cloud_c_ecs_fargate through the api, and the reconciler finding a leak
       'the credentials to be removable once nothing runs on the cloud',
     );
     await adapter.destroy(creds, { deploymentId: foreign, region: REGION });
+  });
+
+  it('lets an agent see the providers and set, list and remove the credentials through MCP tools', async () => {
+    const org = await h.newOrg('pro');
+    const other = await h.newOrg('pro');
+    const agent = await connectAgent(h.baseUrl, org.token);
+    const ecs = async (call = agent.call) =>
+      (await call('list_providers', {})).s.providers.find((p: { id: string }) => p.id === 'cloud_c_ecs_fargate');
+    try {
+      expect(await ecs()).toMatchObject({ available: false, reason: expect.stringContaining('no credentials') });
+
+      // A wrong field is named by its path under credentials, before anything reaches the cloud.
+      const { cluster: _cluster, ...withoutCluster } = creds;
+      const malformed = await agent.call('set_cloud_credentials', {
+        provider: 'cloud_c_ecs_fargate',
+        credentials: withoutCluster,
+      });
+      expect(malformed.isError).toBe(true);
+      expect(malformed.s).toMatchObject({
+        code: 'INVALID_REQUEST',
+        message: expect.stringContaining('credentials.cluster'),
+      });
+      // Another cloud's shape for this one is refused the same way.
+      const mismatched = await agent.call('set_cloud_credentials', {
+        provider: 'cloud_a_run',
+        credentials: creds,
+      });
+      expect(mismatched.s).toMatchObject({
+        code: 'INVALID_REQUEST',
+        message: expect.stringContaining('credentials.serviceAccountKey'),
+      });
+      // Refused by the cloud: nothing saved, and the secret is not in the answer.
+      const refused = await agent.call('set_cloud_credentials', {
+        provider: 'cloud_c_ecs_fargate',
+        credentials: { ...creds, cluster: 'no-such-cluster' },
+      });
+      // MCP shows the compat code; the platform's reason is in details.
+      expect(refused.s).toMatchObject({
+        code: 'INVALID_REQUEST',
+        retryable: false,
+        message: expect.stringMatching(
+          /^cloud_c_ecs_fargate refused the credentials, so nothing was saved: .*no-such-cluster/,
+        ),
+        details: { provider: 'cloud_c_ecs_fargate', reason: expect.any(String) },
+      });
+      expect(refused.text).not.toContain(creds.secretAccessKey);
+      expect(await ecs()).toMatchObject({ available: false });
+
+      const set = await agent.call('set_cloud_credentials', { provider: 'cloud_c_ecs_fargate', credentials: creds });
+      expect(set.isError).toBe(false);
+      expect(set.s).toMatchObject({
+        credentials: { provider: 'cloud_c_ecs_fargate', identity: creds.accessKeyId, regions: [REGION] },
+        next: { tool: 'deploy', arguments: { provider: 'cloud_c_ecs_fargate', region: REGION } },
+      });
+      expect(set.text).not.toContain(creds.secretAccessKey);
+      expect(await ecs()).toMatchObject({ available: true, regions: [REGION] });
+      const listed = await agent.call('list_cloud_credentials', {});
+      expect(listed.s.credentials).toEqual([expect.objectContaining({ provider: 'cloud_c_ecs_fargate' })]);
+      expect(JSON.stringify(listed.s)).not.toContain(creds.secretAccessKey);
+
+      // Another organisation sees none of it, and has nothing of it to remove.
+      const outsider = await connectAgent(h.baseUrl, other.token);
+      try {
+        expect((await outsider.call('list_cloud_credentials', {})).s.credentials).toEqual([]);
+        expect(await ecs(outsider.call)).toMatchObject({ available: false });
+        const notTheirs = await outsider.call('remove_cloud_credentials', { provider: 'cloud_c_ecs_fargate' });
+        expect(notTheirs.s).toMatchObject({
+          code: 'INVALID_REQUEST',
+          message: expect.stringContaining('The organisation has no credentials for cloud_c_ecs_fargate'),
+        });
+      } finally {
+        await outsider.client.close();
+      }
+
+      const removed = await agent.call('remove_cloud_credentials', { provider: 'cloud_c_ecs_fargate' });
+      expect(removed.s).toEqual({ provider: 'cloud_c_ecs_fargate', removed: true });
+      expect(await ecs()).toMatchObject({ available: false });
+      expect((await agent.call('list_cloud_credentials', {})).s.credentials).toEqual([]);
+    } finally {
+      await agent.client.close();
+    }
   });
 });

@@ -37,4 +37,19 @@ describe('MCP error results', () => {
     const gone = textOf(errorResult(new AppError('TOKEN_NOT_FOUND', 'No token t1.'), 'whoami', {}));
     expect(gone.split('\n')[0]).toBe('INVALID_REQUEST: No token t1.');
   });
+
+  it('call a cloud that did not answer retryable, with the same call next, its secrets not echoed', () => {
+    const args = { provider: 'cloud_c_ecs_fargate', credentials: { secretAccessKey: 'x' } };
+    const e = new AppError('CLOUD_UNREACHABLE', 'Slipway could not reach cloud_c_ecs_fargate.', {
+      provider: 'cloud_c_ecs_fargate',
+    });
+    const text = textOf(errorResult(e, 'set_cloud_credentials', args));
+    expect(JSON.parse(text.split('\n').at(-1)!)).toMatchObject({
+      code: 'INTERNAL_ERROR',
+      retryable: true,
+      next: { tool: 'set_cloud_credentials' },
+      details: { provider: 'cloud_c_ecs_fargate' },
+    });
+    expect(text).not.toContain('secretAccessKey');
+  });
 });

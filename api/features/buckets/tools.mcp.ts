@@ -3,13 +3,12 @@ import { z } from 'zod';
 import type { Principal } from '@shared/identity/service';
 import { ignore } from '@shared/ignore';
 
-import { defineTool, READ, type ToolDef, WRITE } from '../../mcp/tool';
+import { defineTool, DESTRUCTIVE, READ, type ToolDef, WRITE } from '../../mcp/tool';
 import type { BucketsContext } from './compose';
 import { Bucket, BucketListQuery, CreateBucketRequest, Credential, NewCredential } from './schemas';
 import { bucketView, credentialView } from './views';
 
 const BucketRef = z.object({ bucketId: z.uuid('a bucket ID in UUID format') });
-const DESTRUCTIVE = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
 
 /** What an agent needs of buckets: make and remove them, their keys, and their links to deployments. */
 export function bucketTools(deps: Pick<BucketsContext, 'buckets'>): ToolDef[] {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Principal } from '@shared/identity/service';
 import { ignore } from '@shared/ignore';
 
-import { defineTool, READ, type ToolDef, WRITE } from '../../mcp/tool';
+import { defineTool, DESTRUCTIVE, READ, type ToolDef, WRITE } from '../../mcp/tool';
 import type { DatabasesContext } from './compose';
 import { restoreView } from './routes.common';
 import {
@@ -147,7 +147,7 @@ export function databaseTools(deps: Pick<DatabasesContext, 'databases' | 'backup
       project: ofDatabase,
       input: DatabaseRef.extend({ backupId: z.uuid() }).extend(RestoreRequest.shape),
       output: z.object({ restore: Restore }),
-      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+      annotations: DESTRUCTIVE,
       audit: { resource: 'database', id: (i) => i.databaseId },
       run: async ({ principal, input }) => {
         const { databaseId, backupId, ...body } = input;

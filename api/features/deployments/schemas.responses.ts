@@ -180,7 +180,7 @@ export const Providers = z
         reason: z.string().optional(),
         regions: z.array(z.string()).meta({
           description:
-            'The regions a deploy to it may name (`region`), the first being its default; engine_local has one, this server’s own. Empty for a cloud provider: its regions come with its adapter, which this server does not have yet',
+            'The regions a deploy to it may name (`region`), the first being its default; engine_local has one, this server’s own; a cloud has those its credentials name (PUT /platform/providers/{provider}/credentials), none without credentials',
         }),
       }),
     ),
