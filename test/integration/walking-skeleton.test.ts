@@ -90,7 +90,12 @@ describe('walking skeleton (real Temporal dev server, FerretDB, Docker Engine)',
     expect(containers[0]!.Labels[LABELS.orgId]).toBe(orgId);
 
     const workflow = h.temporal.workflow.getHandle(`deployment/${deploymentId}`);
-    const described = await workflow.describe();
+    // The record says running once the status write (a local activity) ran; the search attributes the workflow sets
+    // beside it are the workflow's own state, committed when that workflow task completes, a moment later.
+    const described = await eventually(async () => {
+      const d = await workflow.describe();
+      return d.searchAttributes.DeploymentStatus?.[0] === 'running' ? d : undefined;
+    }, 'the workflow’s DeploymentStatus search attribute to say running');
     expect(described.type).toBe('deploymentWorkflow');
     expect(described.taskQueue).toBe(h.taskQueue);
     // The operator's way from a failed request to its workflow.
